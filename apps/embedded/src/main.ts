@@ -1,0 +1,107 @@
+import {
+  EventPublisher,
+  InProcessBus,
+  InProcessEventPublisher,
+  NatsEventPublisher,
+} from '@sluice/bus';
+import {
+  createFrontendApp,
+  FRONTEND_USAGE,
+  FrontendConfig,
+  FrontendConfigError,
+  parseFrontendFlags,
+} from '@sluice/frontend';
+import { createWorkerApp, parseWorkerFlags, WorkerApp } from '@sluice/sim-worker';
+
+/**
+ * `npm start`: the whole system in one process on embedded defaults — the frontend on :8000 and
+ * simulated workers serving Qwen/Qwen3-0.6B, talking over the in-process bus (or NATS when
+ * `--nats-url` is given). Flags go to the frontend; the workers are shaped by
+ * SLUICE_EMBEDDED_WORKERS (count, default 2) and SLUICE_EMBEDDED_WORKER_FLAGS (extra worker flags).
+ */
+const MODEL = 'Qwen/Qwen3-0.6B';
+
+function parseConfig(): FrontendConfig {
+  try {
+    return parseFrontendFlags(process.argv.slice(2), process.env);
+  } catch (err) {
+    if (!(err instanceof FrontendConfigError)) throw err;
+    process.stderr.write(`sluice: ${err.message}\n${FRONTEND_USAGE}\n`);
+    process.exit(2);
+  }
+}
+
+function workerCount(): number {
+  const raw = process.env.SLUICE_EMBEDDED_WORKERS ?? '2';
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 64) {
+    process.stderr.write(
+      `sluice: invalid value '${raw}' for SLUICE_EMBEDDED_WORKERS: expected 1..64\n`,
+    );
+    process.exit(2);
+  }
+  return n;
+}
+
+async function publisherFor(
+  config: FrontendConfig,
+  bus: InProcessBus | undefined,
+  id: string,
+): Promise<EventPublisher> {
+  return bus
+    ? new InProcessEventPublisher(bus)
+    : NatsEventPublisher.connect(config.natsUrl as string, id);
+}
+
+async function main(): Promise<void> {
+  const config = parseConfig();
+  const count = workerCount();
+  const extra = (process.env.SLUICE_EMBEDDED_WORKER_FLAGS ?? '').split(/\s+/).filter(Boolean);
+  const bus = config.natsUrl ? undefined : new InProcessBus();
+  const frontend = await createFrontendApp(config, { embeddedBus: bus, shutdownHooks: false });
+  const workers: WorkerApp[] = [];
+  for (let i = 1; i <= count; i++) {
+    const id = `embedded-worker-${i}`;
+    let options;
+    try {
+      options = parseWorkerFlags([
+        '--model',
+        MODEL,
+        '--port',
+        '0',
+        '--worker-id',
+        id,
+        '--namespace',
+        config.namespace,
+        ...extra,
+      ]);
+    } catch (err) {
+      process.stderr.write(
+        `sluice: SLUICE_EMBEDDED_WORKER_FLAGS: ${err instanceof Error ? err.message : String(err)}\n`,
+      );
+      process.exit(2);
+    }
+    workers.push(await createWorkerApp(options, await publisherFor(config, bus, id)));
+  }
+  process.stdout.write(
+    `sluice: ready at ${frontend.url} with ${count} simulated workers (${workers.map((w) => w.url).join(', ')})\n`,
+  );
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write(`sluice: ${signal} received, shutting down\n`);
+    void Promise.allSettled(workers.map((w) => w.close()))
+      .then(() => frontend.close())
+      .finally(() => process.exit(0));
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(
+    `sluice: failed to start: ${err instanceof Error ? err.stack : String(err)}\n`,
+  );
+  process.exit(1);
+});

@@ -1,0 +1,70 @@
+import { Logger } from '@nestjs/common';
+import { EventPublisher, NatsEventPublisher } from '@sluice/bus';
+import {
+  createWorkerApp,
+  parseWorkerFlags,
+  WORKER_USAGE,
+  WorkerConfigError,
+  WorkerOptions,
+} from '@sluice/sim-worker';
+
+function readOptions(argv: string[]): WorkerOptions {
+  try {
+    return parseWorkerFlags(argv);
+  } catch (err) {
+    if (!(err instanceof WorkerConfigError)) throw err;
+    process.stderr.write(`error: ${err.message}\n${WORKER_USAGE}\n`);
+    process.exit(2);
+  }
+}
+
+function describe(options: WorkerOptions, url: string, workerId: string): string {
+  const capacity =
+    `dp ${options.dpSize} x ${options.kvTotalBlocks} KV blocks of ${options.blockSize} tokens, ` +
+    `max ${options.maxNumBatchedTokens} batched tokens, max ${options.maxNumSeqs} seqs`;
+  const reports = options.natsUrl
+    ? `reports on ${options.natsUrl} namespace ${options.namespace}`
+    : 'no load reports (no --nats-url)';
+  return `worker ${workerId} serving ${options.model} at ${url} (${capacity}, speedup ${options.speedup}; ${reports})`;
+}
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${WORKER_USAGE}\n`);
+    return;
+  }
+  const options = readOptions(argv);
+  // Nest's per-route startup lines would drown the one line this process logs.
+  Logger.overrideLogger(['error', 'warn']);
+  const publisher: EventPublisher | null = options.natsUrl
+    ? await NatsEventPublisher.connect(options.natsUrl, options.workerId)
+    : null;
+  const worker = await createWorkerApp(options, publisher);
+  process.stdout.write(`${describe(options, worker.url, worker.workerId)}\n`);
+
+  let stopping = false;
+  const stop = async (): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    // close() publishes worker_down; draining the publisher makes sure it leaves the process.
+    await worker.close();
+    await publisher?.close();
+    process.exit(0);
+  };
+  const onSignal = (): void => {
+    stop().catch((err: unknown) => {
+      process.stderr.write(`shutdown failed: ${String(err)}\n`);
+      process.exit(1);
+    });
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(
+    `worker failed to start: ${err instanceof Error ? err.message : String(err)}\n`,
+  );
+  process.exit(1);
+});

@@ -1,0 +1,38 @@
+// Unit specs sit beside the code; e2e tests (real NATS, real HTTP, real workers) live in test/.
+const transform = {
+  '^.+\\.ts$': [
+    '@swc/jest',
+    {
+      jsc: {
+        parser: { syntax: 'typescript', decorators: true },
+        transform: { legacyDecorator: true, decoratorMetadata: true },
+        target: 'es2022',
+      },
+    },
+  ],
+};
+const moduleNameMapper = {
+  '^@sluice/(.*)$': '<rootDir>/libs/$1/src',
+};
+
+module.exports = {
+  projects: [
+    {
+      displayName: 'unit',
+      testEnvironment: 'node',
+      rootDir: __dirname,
+      testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts'],
+      transform,
+      moduleNameMapper,
+    },
+    {
+      displayName: 'e2e',
+      testEnvironment: 'node',
+      rootDir: __dirname,
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      transform,
+      moduleNameMapper,
+      testTimeout: 60000,
+    },
+  ],
+};

@@ -1,0 +1,4 @@
+export { InProcessBus } from './in-process-bus';
+export { InProcessTransport } from './in-process.transport';
+export { NamespacedNatsServer } from './namespaced-nats.server';
+export { EventPublisher, InProcessEventPublisher, NatsEventPublisher } from './event-publisher';

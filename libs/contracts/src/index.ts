@@ -1,0 +1,4 @@
+export * from './subjects';
+export * from './kv-metrics.report';
+export * from './openai-error';
+export * from './token-estimate';

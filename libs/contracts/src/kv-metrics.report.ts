@@ -1,0 +1,109 @@
+/** One data-parallel rank's load report (contract §4), after validation. */
+export interface KvMetricsReport {
+  readonly workerId: string;
+  readonly model: string;
+  readonly endpoint: string;
+  readonly dpRank: number;
+  readonly dpSize: number;
+  readonly activeDecodeBlocks: number;
+  readonly kvTotalBlocks: number;
+  readonly activePrefillTokens: number;
+  /** Absent when the worker does not report it; the `frac` threshold then never fires. */
+  readonly maxNumBatchedTokens: number | undefined;
+  readonly timestampMs: number | undefined;
+}
+
+/** The wire form a worker publishes (snake_case, as Dynamo's workers do). */
+export interface KvMetricsWire {
+  worker_id: string;
+  model: string;
+  endpoint: string;
+  dp_rank?: number;
+  dp_size?: number;
+  active_decode_blocks: number;
+  kv_total_blocks: number;
+  active_prefill_tokens: number;
+  max_num_batched_tokens?: number;
+  timestamp_ms?: number;
+}
+
+export interface WorkerDownWire {
+  worker_id: string;
+}
+
+/** Limits that keep one hostile report from costing unbounded memory. */
+export const REPORT_LIMITS = {
+  maxIdLength: 256,
+  maxModelLength: 256,
+  maxEndpointLength: 2048,
+  maxDpSize: 1024,
+} as const;
+
+export type ParseResult<T> = { ok: true; value: T } | { ok: false; reason: string };
+
+const isCount = (v: unknown): v is number =>
+  typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+
+function boundedString(v: unknown, max: number): v is string {
+  return typeof v === 'string' && v.length > 0 && v.length <= max;
+}
+
+function isHttpUrl(v: string): boolean {
+  if (!v.startsWith('http://') && !v.startsWith('https://')) return false;
+  return URL.canParse(v);
+}
+
+/**
+ * Validates a decoded kv_metrics payload. Hand-written rather than class-validator: it runs for
+ * every report of every rank (tens of thousands per second) and must not allocate much.
+ */
+export function parseKvMetricsReport(raw: unknown): ParseResult<KvMetricsReport> {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    return { ok: false, reason: 'payload is not a JSON object' };
+  }
+  const r = raw as Record<string, unknown>;
+  if (!boundedString(r.worker_id, REPORT_LIMITS.maxIdLength)) return bad('worker_id');
+  if (!boundedString(r.model, REPORT_LIMITS.maxModelLength)) return bad('model');
+  if (!boundedString(r.endpoint, REPORT_LIMITS.maxEndpointLength) || !isHttpUrl(r.endpoint)) {
+    return bad('endpoint');
+  }
+  if (!isCount(r.active_decode_blocks)) return bad('active_decode_blocks');
+  if (!isCount(r.kv_total_blocks)) return bad('kv_total_blocks');
+  if (!isCount(r.active_prefill_tokens)) return bad('active_prefill_tokens');
+  const dpSize = r.dp_size ?? 1;
+  if (!isCount(dpSize) || dpSize < 1 || dpSize > REPORT_LIMITS.maxDpSize) return bad('dp_size');
+  const dpRank = r.dp_rank ?? 0;
+  if (!isCount(dpRank) || dpRank >= dpSize) return bad('dp_rank');
+  const maxBatched = r.max_num_batched_tokens ?? undefined;
+  if (maxBatched !== undefined && !isCount(maxBatched)) return bad('max_num_batched_tokens');
+  const ts = r.timestamp_ms ?? undefined;
+  if (ts !== undefined && !isCount(ts)) return bad('timestamp_ms');
+  return {
+    ok: true,
+    value: {
+      workerId: r.worker_id,
+      model: r.model,
+      endpoint: r.endpoint.replace(/\/+$/, ''),
+      dpRank,
+      dpSize,
+      activeDecodeBlocks: r.active_decode_blocks,
+      kvTotalBlocks: r.kv_total_blocks,
+      activePrefillTokens: r.active_prefill_tokens,
+      maxNumBatchedTokens: maxBatched,
+      timestampMs: ts,
+    },
+  };
+}
+
+export function parseWorkerDown(raw: unknown): ParseResult<{ workerId: string }> {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    return { ok: false, reason: 'payload is not a JSON object' };
+  }
+  const id = (raw as Record<string, unknown>).worker_id;
+  if (!boundedString(id, REPORT_LIMITS.maxIdLength)) return bad('worker_id');
+  return { ok: true, value: { workerId: id } };
+}
+
+function bad(field: string): { ok: false; reason: string } {
+  return { ok: false, reason: `missing or invalid field '${field}'` };
+}

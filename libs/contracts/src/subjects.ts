@@ -1,0 +1,14 @@
+/**
+ * NATS subjects of contract §4. Handlers register the bare event name (`kv_metrics`,
+ * `worker_down`); the transports prefix it with the namespace, which is only known at start.
+ */
+export const KV_METRICS_EVENT = 'kv_metrics';
+export const WORKER_DOWN_EVENT = 'worker_down';
+
+export type MonitorEvent = typeof KV_METRICS_EVENT | typeof WORKER_DOWN_EVENT;
+
+export const DEFAULT_NAMESPACE = 'dynamo';
+
+export function subjectFor(namespace: string, event: string): string {
+  return `namespace.${namespace}.${event}`;
+}

@@ -1,0 +1,101 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { OpenAiErrorBody } from '@sluice/contracts';
+import { FrontendConfig } from '../config/frontend-config';
+import { ErrorType } from '../metrics/metric-names';
+import { endpointLabelFor, RequestMetricsService } from '../metrics/request-metrics.service';
+import { FrontendError } from './errors';
+
+interface Answer {
+  body: OpenAiErrorBody;
+  errorType: ErrorType;
+  rejection: boolean;
+}
+
+const HTTP_TYPES: Record<number, { type: string; errorType: ErrorType }> = {
+  400: { type: 'invalid_request_error', errorType: 'validation' },
+  404: { type: 'not_found', errorType: 'not_found' },
+  413: { type: 'invalid_request_error', errorType: 'validation' },
+  415: { type: 'invalid_request_error', errorType: 'validation' },
+};
+
+/**
+ * Turns every error into the contract's JSON body (§3.1). Written against HttpAdapterHost so it
+ * does not depend on Fastify; the overload rejection gets `Retry-After` and is counted.
+ */
+@Catch()
+export class OpenAiExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Errors');
+
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly config: FrontendConfig,
+    private readonly metrics: RequestMetricsService,
+  ) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    if (host.getType() !== 'http') return;
+    const http = host.switchToHttp();
+    const req = http.getRequest<{ url: string; body?: { model?: unknown; stream?: unknown } }>();
+    const res: unknown = http.getResponse();
+    const adapter = this.adapterHost.httpAdapter;
+    const answer = this.toAnswer(exception);
+    this.count(req, answer);
+    if (answer.rejection && this.config.retryAfterSecs > 0) {
+      adapter.setHeader(res, 'Retry-After', String(this.config.retryAfterSecs));
+    }
+    // A Buffer keeps the Content-Type exactly `application/json` (Fastify appends a charset to
+    // strings and objects); contract §3.1 spells the header out.
+    adapter.setHeader(res, 'Content-Type', 'application/json');
+    adapter.reply(res, Buffer.from(JSON.stringify(answer.body)), answer.body.code);
+  }
+
+  private toAnswer(exception: unknown): Answer {
+    if (exception instanceof FrontendError) {
+      const body = { message: exception.message, type: exception.type, code: exception.status };
+      return { body, errorType: exception.errorType, rejection: exception.isRejection };
+    }
+    if (exception instanceof HttpException) return this.fromHttpException(exception);
+    this.logger.error(
+      exception instanceof Error ? (exception.stack ?? exception.message) : exception,
+    );
+    return {
+      body: { message: 'Internal server error', type: 'internal_error', code: 500 },
+      errorType: 'internal',
+      rejection: false,
+    };
+  }
+
+  private fromHttpException(exception: HttpException): Answer {
+    const status = exception.getStatus();
+    const known = HTTP_TYPES[status] ?? {
+      type: status >= 500 ? 'internal_error' : 'invalid_request_error',
+      errorType: status >= 500 ? 'internal' : 'validation',
+    };
+    const response = exception.getResponse();
+    const fieldErrors =
+      typeof response === 'object' &&
+      response !== null &&
+      Array.isArray((response as { message?: unknown }).message)
+        ? (response as { message: string[] }).message
+        : undefined;
+    const body: OpenAiErrorBody = {
+      message: fieldErrors ? `Invalid request: ${fieldErrors.join('; ')}` : exception.message,
+      type: known.type,
+      code: status,
+    };
+    if (fieldErrors) body.details = fieldErrors;
+    return { body, errorType: known.errorType, rejection: false };
+  }
+
+  private count(
+    req: { url: string; body?: { model?: unknown; stream?: unknown } },
+    answer: Answer,
+  ): void {
+    const endpoint = endpointLabelFor(req.url);
+    if (!endpoint) return;
+    const model = this.metrics.modelLabel(req.body?.model);
+    if (answer.rejection) this.metrics.rejected(model, endpoint);
+    this.metrics.answered(model, endpoint, req.body?.stream === true, answer.errorType);
+  }
+}

@@ -1,0 +1,36 @@
+export type AdmissionControl = 'none' | 'token-capacity';
+export type RouterMode = 'round-robin' | 'random' | 'least-loaded';
+
+export interface GlobalThresholds {
+  readonly activeDecodeBlocks: number | null;
+  readonly activePrefillTokens: number | null;
+  readonly activePrefillTokensFrac: number | null;
+}
+
+/** The frontend's validated configuration (contract §2); injected by class token. */
+export class FrontendConfig {
+  readonly httpHost: string = '0.0.0.0';
+  readonly httpPort: number = 8000;
+  readonly admissionControl: AdmissionControl = 'none';
+  readonly thresholds: GlobalThresholds = {
+    activeDecodeBlocks: null,
+    activePrefillTokens: null,
+    activePrefillTokensFrac: null,
+  };
+  readonly routerMode: RouterMode = 'round-robin';
+  readonly routerQueueThreshold: number | null = null;
+  readonly routerQueueMaxDepth: number = 1024;
+  readonly routerQueueTimeoutMs: number = 30000;
+  readonly retryAfterSecs: number = 1;
+  readonly workerTtlMs: number = 10000;
+  readonly natsUrl: string | null = null;
+  readonly namespace: string = 'dynamo';
+  /** Upper bound on tracked workers, so hostile reports cannot exhaust memory. */
+  readonly maxWorkers: number = 100000;
+  readonly upstreamTimeoutMs: number = 600000;
+  readonly bodyLimitBytes: number = 16 * 1024 * 1024;
+
+  constructor(values: Partial<FrontendConfig> = {}) {
+    Object.assign(this, values);
+  }
+}

@@ -1,0 +1,7 @@
+export { FrontendModule } from './frontend.module';
+export { FrontendConfig } from './config/frontend-config';
+export type { AdmissionControl, RouterMode, GlobalThresholds } from './config/frontend-config';
+export { FrontendConfigError } from './config/frontend-config.error';
+export { parseFrontendFlags, FRONTEND_USAGE } from './config/parse-frontend-flags';
+export { createFrontendApp } from './bootstrap';
+export type { FrontendHandle } from './bootstrap';

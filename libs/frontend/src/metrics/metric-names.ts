@@ -1,0 +1,18 @@
+/** Metric names of contract §6; dashboards depend on them. */
+export const METRIC = {
+  rejections: 'dynamo_frontend_model_rejection_total',
+  requests: 'dynamo_frontend_requests_total',
+  inflight: 'dynamo_frontend_inflight_requests',
+  queued: 'dynamo_frontend_queued_requests',
+  ttft: 'dynamo_frontend_time_to_first_token_seconds',
+  duration: 'dynamo_frontend_request_duration_seconds',
+  workerDecodeBlocks: 'dynamo_frontend_worker_active_decode_blocks',
+  workerKvTotalBlocks: 'dynamo_frontend_worker_kv_total_blocks',
+  workerPrefillTokens: 'dynamo_frontend_worker_active_prefill_tokens',
+  workerBusy: 'dynamo_frontend_worker_busy',
+  invalidReports: 'dynamo_frontend_kv_metrics_invalid_total',
+} as const;
+
+export type EndpointLabel = 'chat_completions' | 'completions' | 'embeddings';
+export type ErrorType =
+  '' | 'overload' | 'validation' | 'not_found' | 'unavailable' | 'upstream' | 'internal';

@@ -1,0 +1,71 @@
+import {
+  makeCounterProvider,
+  makeGaugeProvider,
+  makeHistogramProvider,
+} from '@willsoto/nestjs-prometheus';
+import { METRIC } from './metric-names';
+
+const workerLabels = ['model', 'worker_id', 'dp_rank'];
+/** Latency buckets from 5 ms to 10 min: TTFT under overload can reach minutes without shedding. */
+const latencyBuckets = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600,
+];
+
+export const metricProviders = [
+  makeCounterProvider({
+    name: METRIC.rejections,
+    help: 'Requests rejected because every worker of the model was busy (or the router queue was full)',
+    labelNames: ['model', 'endpoint'],
+  }),
+  makeCounterProvider({
+    name: METRIC.requests,
+    help: 'Requests answered by the frontend',
+    labelNames: ['model', 'endpoint', 'request_type', 'status', 'error_type'],
+  }),
+  makeGaugeProvider({
+    name: METRIC.inflight,
+    help: 'Requests being served by a worker',
+    labelNames: ['model'],
+  }),
+  makeGaugeProvider({
+    name: METRIC.queued,
+    help: 'Requests waiting in the router queue',
+    labelNames: ['model'],
+  }),
+  makeHistogramProvider({
+    name: METRIC.ttft,
+    help: 'Time from request arrival to the first byte of the answer',
+    labelNames: ['model'],
+    buckets: latencyBuckets,
+  }),
+  makeHistogramProvider({
+    name: METRIC.duration,
+    help: 'Time from request arrival to the end of the answer',
+    labelNames: ['model'],
+    buckets: latencyBuckets,
+  }),
+  makeGaugeProvider({
+    name: METRIC.workerDecodeBlocks,
+    help: 'KV-cache blocks in use, as last reported by the worker rank',
+    labelNames: workerLabels,
+  }),
+  makeGaugeProvider({
+    name: METRIC.workerKvTotalBlocks,
+    help: 'KV-cache blocks in total, as last reported by the worker rank',
+    labelNames: workerLabels,
+  }),
+  makeGaugeProvider({
+    name: METRIC.workerPrefillTokens,
+    help: 'Prompt tokens waiting for prefill, as last reported by the worker rank',
+    labelNames: workerLabels,
+  }),
+  makeGaugeProvider({
+    name: METRIC.workerBusy,
+    help: '1 when every rank of the worker is over a busy threshold',
+    labelNames: ['model', 'worker_id'],
+  }),
+  makeCounterProvider({
+    name: METRIC.invalidReports,
+    help: 'Load reports dropped as malformed (or refused at the tracked-worker cap)',
+  }),
+];

@@ -1,0 +1,82 @@
+import { RankLoad } from './busy-rule';
+
+export interface RankState extends RankLoad {
+  busy: boolean;
+}
+
+/** One live worker as this frontend sees it: reported load per rank plus its own traffic. */
+export class WorkerEntry {
+  readonly ranks: Array<RankState | undefined>;
+  busyRanks = 0;
+  busy = false;
+  lastSeenMs: number;
+  /** Requests and prompt tokens this frontend has in flight on the worker (router state). */
+  inflightRequests = 0;
+  inflightPromptTokens = 0;
+  /** Position in the model's free list, -1 while busy; keeps add/remove O(1). */
+  freeIndex = -1;
+
+  constructor(
+    readonly id: string,
+    readonly model: string,
+    readonly endpoint: string,
+    readonly dpSize: number,
+    nowMs: number,
+  ) {
+    this.ranks = new Array<RankState | undefined>(dpSize).fill(undefined);
+    this.lastSeenMs = nowMs;
+  }
+
+  /** Prompt-token budget of one scheduler step summed over ranks, if the worker reports it. */
+  batchedTokenBudget(): number | undefined {
+    let total = 0;
+    for (const rank of this.ranks) {
+      if (rank?.maxNumBatchedTokens === undefined) return undefined;
+      total += rank.maxNumBatchedTokens;
+    }
+    return total;
+  }
+
+  /** Mean KV usage over reported ranks (0..1), used by the least-loaded router. */
+  kvUsage(): number {
+    let used = 0;
+    let total = 0;
+    for (const rank of this.ranks) {
+      if (!rank) continue;
+      used += rank.activeDecodeBlocks;
+      total += rank.kvTotalBlocks;
+    }
+    return total > 0 ? used / total : 0;
+  }
+}
+
+/** The workers of one model, with the free (not busy) ones kept in a dense array. */
+export class ModelEntry {
+  readonly workers = new Map<string, WorkerEntry>();
+  readonly free: WorkerEntry[] = [];
+  /** Round-robin cursor. */
+  cursor = 0;
+
+  constructor(readonly name: string) {}
+
+  get allBusy(): boolean {
+    return this.workers.size > 0 && this.free.length === 0;
+  }
+
+  markFree(worker: WorkerEntry): void {
+    if (worker.freeIndex !== -1) return;
+    worker.freeIndex = this.free.length;
+    this.free.push(worker);
+  }
+
+  markBusy(worker: WorkerEntry): void {
+    const i = worker.freeIndex;
+    if (i === -1) return;
+    const last = this.free.pop() as WorkerEntry;
+    if (last !== worker) {
+      this.free[i] = last;
+      last.freeIndex = i;
+    }
+    worker.freeIndex = -1;
+  }
+}

@@ -1,0 +1,181 @@
+import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { KvMetricsReport } from '@sluice/contracts';
+import { FrontendConfig } from '../config/frontend-config';
+import { BusyThresholds } from '../thresholds/busy-thresholds';
+import { ThresholdsService } from '../thresholds/thresholds.service';
+import { isRankBusy } from './busy-rule';
+import { ModelEntry, RankState, WorkerEntry } from './worker-entry';
+
+export type RemovalReason = 'worker_down' | 'expired' | 'replaced';
+
+/** Told of every change the registry makes, e.g. to keep Prometheus series in step. */
+export interface RegistryObserver {
+  rankUpdated(worker: WorkerEntry, rank: number, state: RankState): void;
+  busyChanged(worker: WorkerEntry): void;
+  workerRemoved(worker: WorkerEntry, reason: RemovalReason): void;
+}
+
+/**
+ * Live workers per model and their busy state, kept current as reports arrive so that the
+ * admission decision is a constant-time lookup (`ModelEntry.allBusy`).
+ */
+@Injectable()
+export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('WorkerMonitor');
+  private readonly workers = new Map<string, WorkerEntry>();
+  private readonly models = new Map<string, ModelEntry>();
+  private readonly observers: RegistryObserver[] = [];
+  private sweepTimer: NodeJS.Timeout | undefined;
+  /** While the bus is down silence is not death: expiry waits until it is back. */
+  private expiryPaused = false;
+
+  constructor(
+    private readonly config: FrontendConfig,
+    private readonly thresholds: ThresholdsService,
+  ) {
+    thresholds.onChange((model) => this.reevaluate(model));
+  }
+
+  onModuleInit(): void {
+    const every = Math.max(50, Math.min(1000, Math.floor(this.config.workerTtlMs / 4)));
+    this.sweepTimer = setInterval(() => this.expire(Date.now()), every);
+    this.sweepTimer.unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.sweepTimer);
+  }
+
+  observe(observer: RegistryObserver): void {
+    this.observers.push(observer);
+  }
+
+  model(name: string): ModelEntry | undefined {
+    return this.models.get(name);
+  }
+
+  /** Models that have (or had) workers; a model stays known after its workers expire. */
+  modelNames(): string[] {
+    return [...this.models.keys()];
+  }
+
+  workerCount(): number {
+    return this.workers.size;
+  }
+
+  /** Returns false when the report was refused (tracked-worker cap reached). */
+  applyReport(report: KvMetricsReport, nowMs: number): boolean {
+    let worker = this.workers.get(report.workerId);
+    if (worker && !this.sameIdentity(worker, report)) {
+      this.remove(worker, 'replaced');
+      worker = undefined;
+    }
+    if (!worker) {
+      if (this.workers.size >= this.config.maxWorkers) return false;
+      worker = this.add(report, nowMs);
+    }
+    worker.lastSeenMs = nowMs;
+    const state = this.updateRank(worker, report);
+    for (const o of this.observers) o.rankUpdated(worker, report.dpRank, state);
+    return true;
+  }
+
+  removeWorker(workerId: string, reason: RemovalReason): void {
+    const worker = this.workers.get(workerId);
+    if (worker) this.remove(worker, reason);
+  }
+
+  setExpiryPaused(paused: boolean, nowMs: number): void {
+    if (this.expiryPaused && !paused) {
+      // Reports could not arrive during the outage: give every worker a fresh TTL.
+      for (const worker of this.workers.values()) worker.lastSeenMs = nowMs;
+    }
+    this.expiryPaused = paused;
+  }
+
+  expire(nowMs: number): void {
+    if (this.expiryPaused) return;
+    const deadline = nowMs - this.config.workerTtlMs;
+    for (const worker of this.workers.values()) {
+      if (worker.lastSeenMs < deadline) this.remove(worker, 'expired');
+    }
+  }
+
+  private sameIdentity(worker: WorkerEntry, r: KvMetricsReport): boolean {
+    return worker.model === r.model && worker.endpoint === r.endpoint && worker.dpSize === r.dpSize;
+  }
+
+  private add(r: KvMetricsReport, nowMs: number): WorkerEntry {
+    const worker = new WorkerEntry(r.workerId, r.model, r.endpoint, r.dpSize, nowMs);
+    let model = this.models.get(r.model);
+    if (!model) {
+      model = new ModelEntry(r.model);
+      this.models.set(r.model, model);
+    }
+    this.workers.set(worker.id, worker);
+    model.workers.set(worker.id, worker);
+    model.markFree(worker);
+    this.logger.log(`worker ${worker.id} joined model '${worker.model}' at ${worker.endpoint}`);
+    return worker;
+  }
+
+  private remove(worker: WorkerEntry, reason: RemovalReason): void {
+    const model = this.models.get(worker.model);
+    if (model) {
+      model.markBusy(worker);
+      model.workers.delete(worker.id);
+    }
+    this.workers.delete(worker.id);
+    this.logger.log(`worker ${worker.id} of model '${worker.model}' removed (${reason})`);
+    for (const o of this.observers) o.workerRemoved(worker, reason);
+  }
+
+  private updateRank(worker: WorkerEntry, r: KvMetricsReport): RankState {
+    let state = worker.ranks[r.dpRank];
+    if (!state) {
+      state = {
+        activeDecodeBlocks: r.activeDecodeBlocks,
+        kvTotalBlocks: r.kvTotalBlocks,
+        activePrefillTokens: r.activePrefillTokens,
+        maxNumBatchedTokens: r.maxNumBatchedTokens,
+        busy: false,
+      };
+      worker.ranks[r.dpRank] = state;
+    } else {
+      state.activeDecodeBlocks = r.activeDecodeBlocks;
+      state.kvTotalBlocks = r.kvTotalBlocks;
+      state.activePrefillTokens = r.activePrefillTokens;
+      state.maxNumBatchedTokens = r.maxNumBatchedTokens;
+    }
+    this.setRankBusy(worker, state, isRankBusy(state, this.thresholds.effective(worker.model)));
+    return state;
+  }
+
+  private setRankBusy(worker: WorkerEntry, state: RankState, busy: boolean): void {
+    if (state.busy === busy) return;
+    state.busy = busy;
+    worker.busyRanks += busy ? 1 : -1;
+    // Contract §5: busy only when all ranks 0..dp_size-1 are busy; unreported ranks are not.
+    const workerBusy = worker.busyRanks === worker.dpSize;
+    if (workerBusy === worker.busy) return;
+    worker.busy = workerBusy;
+    const model = this.models.get(worker.model);
+    if (workerBusy) model?.markBusy(worker);
+    else model?.markFree(worker);
+    for (const o of this.observers) o.busyChanged(worker);
+  }
+
+  /** Thresholds changed: recompute every rank of the model (or of all models for `null`). */
+  private reevaluate(modelName: string | null): void {
+    const models = modelName === null ? [...this.models.values()] : [this.models.get(modelName)];
+    for (const model of models) {
+      if (!model) continue;
+      const t: BusyThresholds = this.thresholds.effective(model.name);
+      for (const worker of model.workers.values()) {
+        for (const state of worker.ranks) {
+          if (state) this.setRankBusy(worker, state, isRankBusy(state, t));
+        }
+      }
+    }
+  }
+}

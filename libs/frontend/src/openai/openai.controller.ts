@@ -1,0 +1,58 @@
+import {
+  Body,
+  Controller,
+  Get,
+  HttpCode,
+  Post,
+  Res,
+  UseGuards,
+  UsePipes,
+  ValidationPipe,
+} from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { AdmissionGuard } from '../admission/admission.guard';
+import { ProxyService } from '../router/proxy.service';
+import {
+  ChatCompletionRequestDto,
+  CompletionRequestDto,
+  EmbeddingRequestDto,
+} from './dto/openai-request.dto';
+import { ModelListDto, ModelsService } from './models.service';
+
+/** Validates the fields we read and lets the rest of an OpenAI body pass through unchanged. */
+const openAiPipe = new ValidationPipe({ whitelist: false, transform: false });
+
+@Controller('v1')
+@UsePipes(openAiPipe)
+export class OpenAiController {
+  constructor(
+    private readonly proxy: ProxyService,
+    private readonly models: ModelsService,
+  ) {}
+
+  @Get('models')
+  list(): ModelListDto {
+    return this.models.list();
+  }
+
+  @Post('chat/completions')
+  @HttpCode(200)
+  @UseGuards(AdmissionGuard)
+  chat(@Body() body: ChatCompletionRequestDto, @Res() reply: FastifyReply): Promise<void> {
+    return this.proxy.forward('chat_completions', '/v1/chat/completions', body, reply);
+  }
+
+  @Post('completions')
+  @HttpCode(200)
+  @UseGuards(AdmissionGuard)
+  complete(@Body() body: CompletionRequestDto, @Res() reply: FastifyReply): Promise<void> {
+    return this.proxy.forward('completions', '/v1/completions', body, reply);
+  }
+
+  @Post('embeddings')
+  @HttpCode(200)
+  @UseGuards(AdmissionGuard)
+  embed(@Body() body: EmbeddingRequestDto, @Res() reply: FastifyReply): Promise<void> {
+    return this.proxy.forward('embeddings', '/v1/embeddings', body, reply);
+  }
+}

@@ -1,0 +1,39 @@
+import { Injectable, Logger } from '@nestjs/common';
+
+import { Observable, Subscription } from 'rxjs';
+import { WorkerRegistry } from '../monitor/worker-registry.service';
+
+export type BusState = 'connected' | 'disconnected' | 'embedded';
+
+/**
+ * Follows the monitor transport's connection. While NATS is down the registry stops expiring
+ * workers: their silence is ours, not theirs, and admission keeps the last known load.
+ */
+@Injectable()
+export class BusStateService {
+  private readonly logger = new Logger('WorkerMonitor');
+  private current: BusState = 'disconnected';
+  private subscription: Subscription | undefined;
+
+  constructor(private readonly registry: WorkerRegistry) {}
+
+  get state(): BusState {
+    return this.current;
+  }
+
+  attachEmbedded(): void {
+    this.current = 'embedded';
+  }
+
+  attach(server: { status: Observable<string> }): void {
+    this.subscription?.unsubscribe();
+    this.subscription = server.status.subscribe((status) => {
+      const next: BusState = status === 'connected' ? 'connected' : 'disconnected';
+      if (next === this.current) return;
+      this.current = next;
+      this.registry.setExpiryPaused(next !== 'connected', Date.now());
+      if (next === 'connected') this.logger.log('NATS connected: acting on load reports');
+      else this.logger.warn(`NATS ${status}: keeping the last known load, worker expiry paused`);
+    });
+  }
+}

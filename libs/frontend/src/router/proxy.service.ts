@@ -1,0 +1,185 @@
+import { Injectable } from '@nestjs/common';
+import { estimatePromptTokens } from '@sluice/contracts';
+import type { FastifyReply } from 'fastify';
+import { Readable } from 'node:stream';
+import { Dispatcher, errors as undiciErrors } from 'undici';
+import { UpstreamError, UpstreamTimeoutError } from '../admission/errors';
+import { FrontendConfig } from '../config/frontend-config';
+import { EndpointLabel, ErrorType } from '../metrics/metric-names';
+import { RequestMetricsService } from '../metrics/request-metrics.service';
+import { Lease, RouterService } from './router.service';
+import { UpstreamClient } from './upstream.client';
+
+/** The fields of an OpenAI body the proxy reads; the whole body is forwarded as received. */
+export interface OpenAiRequestBody {
+  readonly model: string;
+  readonly stream?: boolean;
+}
+
+/** Names the worker that served the request, for operators tracing a slow or odd answer. */
+export const WORKER_HEADER = 'x-sluice-worker-id';
+
+interface Exchange {
+  readonly model: string;
+  readonly endpoint: EndpointLabel;
+  readonly stream: boolean;
+  readonly startedMs: number;
+  readonly abort: AbortController;
+  lease: Lease;
+  ended: boolean;
+}
+
+/**
+ * Sends an admitted request to the chosen worker and relays the answer: SSE passes through
+ * chunk by chunk, a client that goes away aborts the upstream request, and a worker that fails
+ * before answering is replaced once by another non-busy worker.
+ */
+@Injectable()
+export class ProxyService {
+  constructor(
+    private readonly config: FrontendConfig,
+    private readonly router: RouterService,
+    private readonly upstream: UpstreamClient,
+    private readonly metrics: RequestMetricsService,
+  ) {}
+
+  async forward(
+    endpoint: EndpointLabel,
+    path: string,
+    body: OpenAiRequestBody,
+    reply: FastifyReply,
+  ): Promise<void> {
+    const startedMs = performance.now();
+    const abort = new AbortController();
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) abort.abort();
+    });
+    const promptTokens = estimatePromptTokens(body);
+    const lease = await this.router.acquire(body.model, promptTokens, abort.signal);
+    const x: Exchange = {
+      model: body.model,
+      endpoint,
+      stream: body.stream === true,
+      startedMs,
+      abort,
+      lease,
+      ended: false,
+    };
+    this.metrics.inflight.inc({ model: x.model });
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.send(x, path, JSON.stringify(body), promptTokens);
+    } catch (err) {
+      this.end(x, null);
+      throw err;
+    }
+    if (response.statusCode >= 400) return this.relayError(x, response, reply);
+    const relay = Readable.from(this.relay(x, response.body), { objectMode: false });
+    // If the reply is torn down before the relay ever ran, its `finally` never runs: end here.
+    relay.once('close', () => {
+      if (!x.ended) x.abort.abort();
+      this.end(x, null);
+    });
+    void reply
+      .code(response.statusCode)
+      .header('content-type', response.headers['content-type'] ?? 'application/json')
+      .header('cache-control', 'no-cache')
+      .header(WORKER_HEADER, x.lease.worker.id)
+      .send(relay);
+  }
+
+  /** One attempt, plus one retry on another worker when the first failed before answering. */
+  private async send(
+    x: Exchange,
+    path: string,
+    payload: string,
+    promptTokens: number,
+  ): Promise<Dispatcher.ResponseData> {
+    try {
+      return await this.upstream.post(x.lease.worker, path, payload, x.abort.signal);
+    } catch (err) {
+      const failure = this.toUpstreamError(err, x);
+      const other =
+        failure.retryable && !x.abort.signal.aborted
+          ? this.router.acquireOther(x.lease.worker, promptTokens)
+          : undefined;
+      if (!other) throw failure;
+      x.lease.release();
+      x.lease = other;
+      try {
+        return await this.upstream.post(other.worker, path, payload, x.abort.signal);
+      } catch (second) {
+        throw this.toUpstreamError(second, x);
+      }
+    }
+  }
+
+  private toUpstreamError(err: unknown, x: Exchange): UpstreamError {
+    if (
+      err instanceof undiciErrors.HeadersTimeoutError ||
+      err instanceof undiciErrors.BodyTimeoutError
+    ) {
+      return new UpstreamTimeoutError(this.config.upstreamTimeoutMs);
+    }
+    const reason = err instanceof Error ? err.message : String(err);
+    return new UpstreamError(`Worker ${x.lease.worker.id} failed: ${reason}`, true);
+  }
+
+  /** A worker's 4xx is the client's fault and passes through; a 5xx becomes our 502. */
+  private async relayError(
+    x: Exchange,
+    response: Dispatcher.ResponseData,
+    reply: FastifyReply,
+  ): Promise<void> {
+    const text = await response.body.text().catch(() => '');
+    if (response.statusCode >= 500) {
+      this.end(x, null);
+      throw new UpstreamError(`Worker ${x.lease.worker.id} answered ${response.statusCode}`, false);
+    }
+    this.end(x, 'validation');
+    void reply
+      .code(response.statusCode)
+      .header(WORKER_HEADER, x.lease.worker.id)
+      .header('content-type', response.headers['content-type'] ?? 'application/json')
+      .send(text);
+  }
+
+  private async *relay(
+    x: Exchange,
+    source: Dispatcher.ResponseData['body'],
+  ): AsyncGenerator<Buffer> {
+    let first = true;
+    let outcome: ErrorType | null = null;
+    try {
+      for await (const chunk of source as AsyncIterable<Buffer>) {
+        if (first) {
+          first = false;
+          this.metrics.firstByte(x.model, (performance.now() - x.startedMs) / 1000);
+        }
+        yield chunk;
+      }
+      outcome = '';
+    } catch (err) {
+      if (x.abort.signal.aborted) return; // the client went away: nothing to tell it
+      outcome = 'upstream';
+      if (!x.stream) throw err; // a truncated JSON body must not look complete: drop the socket
+      const failure = this.toUpstreamError(err, x);
+      yield Buffer.from(
+        `data: ${JSON.stringify({ error: { message: failure.message, type: failure.type, code: failure.status } })}\n\n`,
+      );
+    } finally {
+      if (outcome !== '') x.abort.abort();
+      this.end(x, outcome);
+    }
+  }
+
+  /** Releases the worker and records the outcome; `null` = counted elsewhere or cancelled. */
+  private end(x: Exchange, errorType: ErrorType | null): void {
+    if (x.ended) return;
+    x.ended = true;
+    x.lease.release();
+    this.metrics.inflight.dec({ model: x.model });
+    this.metrics.finished(x.model, (performance.now() - x.startedMs) / 1000);
+    if (errorType !== null) this.metrics.answered(x.model, x.endpoint, x.stream, errorType);
+  }
+}

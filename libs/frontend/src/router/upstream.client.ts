@@ -1,0 +1,82 @@
+import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Dispatcher, Pool } from 'undici';
+import { FrontendConfig } from '../config/frontend-config';
+import { WorkerEntry } from '../monitor/worker-entry';
+import { RegistryObserver, WorkerRegistry } from '../monitor/worker-registry.service';
+
+interface Target {
+  pool: Pool;
+  basePath: string;
+}
+
+/**
+ * One keep-alive connection pool per worker endpoint, made on first use and closed when a
+ * worker at that endpoint is forgotten.
+ */
+@Injectable()
+export class UpstreamClient implements OnModuleInit, OnModuleDestroy, RegistryObserver {
+  private readonly targets = new Map<string, Target>();
+
+  constructor(
+    private readonly config: FrontendConfig,
+    private readonly registry: WorkerRegistry,
+  ) {}
+
+  onModuleInit(): void {
+    this.registry.observe(this);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    const pools = [...this.targets.values()].map((t) => t.pool);
+    this.targets.clear();
+    await Promise.allSettled(pools.map((p) => p.destroy()));
+  }
+
+  post(
+    worker: WorkerEntry,
+    path: string,
+    body: string,
+    signal: AbortSignal,
+  ): Promise<Dispatcher.ResponseData> {
+    const target = this.target(worker.endpoint);
+    return target.pool.request({
+      method: 'POST',
+      path: target.basePath + path,
+      headers: { 'content-type': 'application/json' },
+      body,
+      signal,
+      headersTimeout: this.config.upstreamTimeoutMs,
+      bodyTimeout: this.config.upstreamTimeoutMs,
+    });
+  }
+
+  rankUpdated(): void {
+    // Pools are created lazily on the first request, not on reports.
+  }
+
+  busyChanged(): void {
+    // Busy workers keep their connections for when they free up.
+  }
+
+  workerRemoved(worker: WorkerEntry): void {
+    const target = this.targets.get(worker.endpoint);
+    if (!target) return;
+    // A worker that comes back (or another at the same endpoint) gets a fresh pool on its next
+    // request; close() lets requests already on these sockets finish.
+    this.targets.delete(worker.endpoint);
+    void target.pool.close().catch(() => undefined);
+  }
+
+  private target(endpoint: string): Target {
+    let target = this.targets.get(endpoint);
+    if (!target) {
+      const url = new URL(endpoint);
+      target = {
+        pool: new Pool(url.origin, { keepAliveTimeout: 30_000, connect: { noDelay: true } }),
+        basePath: url.pathname.replace(/\/+$/, ''),
+      };
+      this.targets.set(endpoint, target);
+    }
+    return target;
+  }
+}

@@ -1,0 +1,75 @@
+import { Injectable } from '@nestjs/common';
+import { FrontendConfig } from '../config/frontend-config';
+import { BusyThresholds, THRESHOLD_KEYS, ThresholdOverride } from './busy-thresholds';
+
+type Listener = (model: string | null) => void;
+
+/**
+ * The thresholds in force per model: a per-model override where one is stored, else the
+ * global flag. Resolved objects are cached so the hot path is one map lookup; listeners hear
+ * of every change (model name, or null for "all models") and re-evaluate busy state at once.
+ */
+@Injectable()
+export class ThresholdsService {
+  private readonly global: BusyThresholds;
+  private overrides = new Map<string, ThresholdOverride>();
+  private readonly resolved = new Map<string, BusyThresholds>();
+  private readonly listeners: Listener[] = [];
+
+  constructor(config: FrontendConfig) {
+    this.global = { ...config.thresholds };
+  }
+
+  globalThresholds(): BusyThresholds {
+    return this.global;
+  }
+
+  effective(model: string): BusyThresholds {
+    const cached = this.resolved.get(model);
+    if (cached) return cached;
+    const override = this.overrides.get(model);
+    const value = override ? this.merge(override) : this.global;
+    this.resolved.set(model, value);
+    return value;
+  }
+
+  override(model: string): ThresholdOverride | undefined {
+    return this.overrides.get(model);
+  }
+
+  modelsWithOverrides(): string[] {
+    return [...this.overrides.keys()];
+  }
+
+  /** Replaces every stored override (e.g. after loading them from the database). */
+  replaceOverrides(next: Map<string, ThresholdOverride>): void {
+    const changed = new Set([...this.overrides.keys(), ...next.keys()]);
+    this.overrides = next;
+    for (const model of changed) this.resolved.delete(model);
+    for (const model of changed) this.notify(model);
+  }
+
+  setOverride(model: string, override: ThresholdOverride | undefined): void {
+    if (override === undefined) this.overrides.delete(model);
+    else this.overrides.set(model, override);
+    this.resolved.delete(model);
+    this.notify(model);
+  }
+
+  onChange(listener: Listener): void {
+    this.listeners.push(listener);
+  }
+
+  private merge(override: ThresholdOverride): BusyThresholds {
+    const out = { ...this.global };
+    for (const key of THRESHOLD_KEYS) {
+      const v = override[key];
+      if (v !== undefined && v !== null) out[key] = v;
+    }
+    return out;
+  }
+
+  private notify(model: string | null): void {
+    for (const listener of this.listeners) listener(model);
+  }
+}

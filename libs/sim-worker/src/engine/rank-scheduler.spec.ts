@@ -1,0 +1,196 @@
+import { RankLimits, RankScheduler } from './rank-scheduler';
+import { Sequence, SequenceSink } from './sequence';
+
+interface Recorded extends SequenceSink {
+  tokens: number[];
+  finished: boolean;
+}
+
+function recorder(): Recorded {
+  const sink: Recorded = {
+    tokens: [],
+    finished: false,
+    onToken: (index) => sink.tokens.push(index),
+    onFinish: () => (sink.finished = true),
+    onAbort: () => undefined,
+  };
+  return sink;
+}
+
+const limits = (overrides: Partial<RankLimits> = {}): RankLimits => ({
+  kvTotalBlocks: 1000,
+  blockSize: 16,
+  maxNumBatchedTokens: 8192,
+  maxNumSeqs: 256,
+  ...overrides,
+});
+
+function seq(promptTokens: number, maxTokens: number): Sequence & { sink: Recorded } {
+  return new Sequence(promptTokens, maxTokens, recorder()) as Sequence & { sink: Recorded };
+}
+
+/** Plans and applies one step; returns the plan so tests can inspect it. */
+function step(sut: RankScheduler) {
+  const plan = sut.planStep();
+  if (plan) sut.completeStep(plan);
+  return plan;
+}
+
+describe('RankScheduler', () => {
+  it('holds ceil((prompt + generated) / block_size) blocks per running sequence', () => {
+    const sut = new RankScheduler(limits());
+    const a = seq(16, 3);
+    sut.enqueue(a);
+    expect(sut.load().activeDecodeBlocks).toBe(0);
+
+    sut.planStep(); // admitted: the whole prompt is held, 16 tokens = 1 block
+    expect(sut.load().activeDecodeBlocks).toBe(1);
+    sut.completeStep({
+      chunks: [{ seq: a, tokens: 16 }],
+      decoding: [],
+      prefillTokens: 16,
+      utilisation: 0,
+    });
+    expect(a.sink.tokens).toEqual([0]); // 17 tokens now
+    expect(sut.load().activeDecodeBlocks).toBe(2);
+
+    step(sut);
+    expect(sut.load().activeDecodeBlocks).toBe(2); // 18 tokens
+    step(sut);
+    expect(a.sink.tokens).toEqual([0, 1, 2]);
+    expect(a.sink.finished).toBe(true);
+    expect(sut.load().activeDecodeBlocks).toBe(0);
+    expect(sut.isIdle).toBe(true);
+  });
+
+  it('sums blocks over running sequences and reports utilisation to the decode step', () => {
+    const sut = new RankScheduler(limits({ kvTotalBlocks: 100 }));
+    sut.enqueue(seq(100, 10)); // 7 blocks
+    sut.enqueue(seq(33, 10)); // 3 blocks
+    step(sut); // both prefilled, one token each: 101 -> 7 blocks, 34 -> 3 blocks
+    expect(sut.load().activeDecodeBlocks).toBe(10);
+    const plan = sut.planStep();
+    expect(plan?.decoding).toHaveLength(2);
+    expect(plan?.utilisation).toBeCloseTo(0.1, 9);
+  });
+
+  it('keeps a request waiting while its worst case does not fit in unreserved blocks', () => {
+    const sut = new RankScheduler(limits({ kvTotalBlocks: 10 }));
+    const a = seq(64, 64); // worst case 8 blocks
+    const b = seq(32, 16); // worst case 3 blocks: 8 + 3 > 10
+    sut.enqueue(a);
+    sut.enqueue(b);
+    step(sut);
+    expect(sut.runningCount).toBe(1);
+    expect(sut.waitingCount).toBe(1);
+    expect(sut.load()).toEqual({ activeDecodeBlocks: 5, activePrefillTokens: 32 });
+
+    while (!a.sink.finished) step(sut);
+    expect(sut.load().activeDecodeBlocks).toBeLessThanOrEqual(10);
+    step(sut);
+    expect(sut.runningCount).toBe(1);
+    expect(b.sink.tokens).toEqual([0]);
+  });
+
+  it('admits in FIFO order: a small request does not overtake one that does not fit', () => {
+    const sut = new RankScheduler(limits({ kvTotalBlocks: 10 }));
+    sut.enqueue(seq(64, 64));
+    sut.enqueue(seq(64, 64));
+    const small = seq(1, 1);
+    sut.enqueue(small);
+    step(sut);
+    expect(sut.runningCount).toBe(1);
+    expect(small.sink.tokens).toEqual([]);
+  });
+
+  it('runs at most max_num_seqs sequences at once', () => {
+    const sut = new RankScheduler(limits({ maxNumSeqs: 2 }));
+    const all = [seq(10, 5), seq(10, 5), seq(10, 5)];
+    all.forEach((s) => sut.enqueue(s));
+    step(sut);
+    expect(sut.runningCount).toBe(2);
+    expect(sut.waitingCount).toBe(1);
+    expect(all[2].sink.tokens).toEqual([]);
+  });
+
+  it('prefills at most max_num_batched_tokens prompt tokens per step (chunked prefill)', () => {
+    const sut = new RankScheduler(limits({ maxNumBatchedTokens: 100 }));
+    const long = seq(250, 2);
+    sut.enqueue(long);
+    expect(sut.load().activePrefillTokens).toBe(250);
+
+    expect(step(sut)?.prefillTokens).toBe(100);
+    expect(sut.load().activePrefillTokens).toBe(150);
+    expect(step(sut)?.prefillTokens).toBe(100);
+    expect(long.sink.tokens).toEqual([]);
+    expect(step(sut)?.prefillTokens).toBe(50);
+    expect(long.sink.tokens).toEqual([0]); // first token in the step that completes the prefill
+    expect(sut.load().activePrefillTokens).toBe(0);
+  });
+
+  it('shares the prompt budget of a step between sequences, oldest first', () => {
+    const sut = new RankScheduler(limits({ maxNumBatchedTokens: 100 }));
+    const a = seq(80, 2);
+    const b = seq(80, 2);
+    sut.enqueue(a);
+    sut.enqueue(b);
+    const plan = step(sut);
+    expect(plan?.chunks.map((c) => c.tokens)).toEqual([80, 20]);
+    expect(sut.load().activePrefillTokens).toBe(60);
+  });
+
+  it('does not admit beyond the prompt budget of the step', () => {
+    const sut = new RankScheduler(limits({ maxNumBatchedTokens: 100 }));
+    sut.enqueue(seq(100, 2));
+    sut.enqueue(seq(10, 2));
+    step(sut);
+    expect(sut.waitingCount).toBe(1);
+  });
+
+  it('frees the blocks of a cancelled running sequence at once', () => {
+    const sut = new RankScheduler(limits({ maxNumBatchedTokens: 100 }));
+    const a = seq(250, 50);
+    sut.enqueue(a);
+    const plan = sut.planStep();
+    expect(sut.load()).toEqual({ activeDecodeBlocks: 16, activePrefillTokens: 250 });
+
+    expect(sut.cancel(a)).toBe(true);
+    expect(sut.load()).toEqual({ activeDecodeBlocks: 0, activePrefillTokens: 0 });
+    if (plan) sut.completeStep(plan);
+    expect(a.sink.tokens).toEqual([]);
+    expect(sut.load()).toEqual({ activeDecodeBlocks: 0, activePrefillTokens: 0 });
+    expect(sut.cancel(a)).toBe(false);
+  });
+
+  it('removes a cancelled waiting sequence from the queue and its prompt from the load', () => {
+    const sut = new RankScheduler(limits({ kvTotalBlocks: 10 }));
+    sut.enqueue(seq(64, 64));
+    const queued = seq(64, 64);
+    sut.enqueue(queued);
+    step(sut);
+    expect(sut.load().activePrefillTokens).toBe(64);
+    sut.cancel(queued);
+    expect(sut.load().activePrefillTokens).toBe(0);
+    expect(sut.waitingCount).toBe(0);
+  });
+
+  it('finishes a prefill-only sequence (embeddings) without emitting tokens', () => {
+    const sut = new RankScheduler(limits());
+    const embed = seq(40, 0);
+    sut.enqueue(embed);
+    const plan = step(sut);
+    expect(plan?.decoding).toEqual([]);
+    expect(embed.sink.finished).toBe(true);
+    expect(embed.sink.tokens).toEqual([]);
+    expect(sut.load().activeDecodeBlocks).toBe(0);
+  });
+
+  it('prefers the rank with the smaller reserved blocks plus queued tokens', () => {
+    const sut = new RankScheduler(limits({ kvTotalBlocks: 10 }));
+    sut.enqueue(seq(64, 64));
+    sut.enqueue(seq(40, 0));
+    expect(sut.assignmentScore()).toBe(104); // nothing reserved, 104 tokens queued
+    step(sut);
+    expect(sut.assignmentScore()).toBe(8 + 40); // 8 blocks reserved, 40 tokens still queued
+  });
+});

@@ -1,0 +1,119 @@
+import { EngineClosedError, SequenceTooLargeError } from './engine.errors';
+import { RankLoop } from './rank-loop';
+import { RankLimits, RankLoad, RankScheduler } from './rank-scheduler';
+import { Sequence, SequenceRequest, SequenceSink } from './sequence';
+
+export interface EngineConfig extends RankLimits {
+  readonly dpSize: number;
+  readonly speedup: number;
+}
+
+export interface SubmittedSequence {
+  readonly rank: number;
+  /** Removes the sequence and frees its blocks at once; a no-op once it has finished. */
+  cancel(): void;
+}
+
+export type RankChangeListener = (rank: number) => void;
+
+/**
+ * A simulated inference engine: `dpSize` independent ranks, each batching continuously.
+ * Listeners hear about a rank whenever its reported load changes.
+ */
+export class SimEngine {
+  private readonly loops: RankLoop[];
+  private readonly lastLoads: RankLoad[];
+  private readonly listeners = new Set<RankChangeListener>();
+  private closed = false;
+
+  constructor(readonly config: EngineConfig) {
+    this.loops = Array.from(
+      { length: config.dpSize },
+      (_, rank) => new RankLoop(new RankScheduler(config), config.speedup, () => this.notify(rank)),
+    );
+    this.lastLoads = this.loops.map((loop) => loop.scheduler.load());
+  }
+
+  get dpSize(): number {
+    return this.loops.length;
+  }
+
+  load(rank: number): RankLoad {
+    return this.loops[rank].scheduler.load();
+  }
+
+  onChange(listener: RankChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Throws what `submit` would throw, so a caller can fail before it commits to a response. */
+  assertAccepts(request: SequenceRequest): void {
+    if (this.closed) throw new EngineClosedError();
+    const { promptTokens, maxTokens } = request;
+    if (!Number.isSafeInteger(promptTokens) || promptTokens < 1) {
+      throw new RangeError(`promptTokens must be an integer >= 1, got ${promptTokens}`);
+    }
+    if (!Number.isSafeInteger(maxTokens) || maxTokens < 0) {
+      throw new RangeError(`maxTokens must be an integer >= 0, got ${maxTokens}`);
+    }
+    const needed = Math.ceil((promptTokens + maxTokens) / this.config.blockSize);
+    if (needed > this.config.kvTotalBlocks) {
+      throw new SequenceTooLargeError(needed, this.config.kvTotalBlocks);
+    }
+  }
+
+  submit(request: SequenceRequest, sink: SequenceSink): SubmittedSequence {
+    this.assertAccepts(request);
+    const rank = this.pickRank();
+    const loop = this.loops[rank];
+    const seq = new Sequence(request.promptTokens, request.maxTokens, sink);
+    loop.scheduler.enqueue(seq);
+    this.notify(rank);
+    loop.wake();
+    const cancel = (): void => {
+      if (loop.scheduler.cancel(seq)) this.notify(rank);
+    };
+    return { rank, cancel };
+  }
+
+  /** Stops every rank and aborts what is still waiting or running. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    const error = new EngineClosedError();
+    this.loops.forEach((loop, rank) => {
+      loop.close();
+      for (const seq of loop.scheduler.drain()) seq.sink.onAbort(error);
+      this.notify(rank);
+    });
+    this.listeners.clear();
+  }
+
+  /** The rank with the fewest reserved blocks plus queued tokens; ties go to the lowest rank. */
+  private pickRank(): number {
+    let best = 0;
+    let bestScore = Infinity;
+    this.loops.forEach((loop, rank) => {
+      const score = loop.scheduler.assignmentScore();
+      if (score < bestScore) {
+        best = rank;
+        bestScore = score;
+      }
+    });
+    return best;
+  }
+
+  private notify(rank: number): void {
+    const load = this.loops[rank].scheduler.load();
+    const last = this.lastLoads[rank];
+    if (
+      load.activeDecodeBlocks === last.activeDecodeBlocks &&
+      load.activePrefillTokens === last.activePrefillTokens
+    ) {
+      return;
+    }
+    this.lastLoads[rank] = load;
+    for (const listener of this.listeners) listener(rank);
+  }
+}

@@ -1,0 +1,126 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '..', '..');
+
+export const NATS_URL = process.env.SLUICE_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function waitFor<T>(
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  what: string,
+  timeoutMs = 10000,
+  everyMs = 25,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await probe();
+      if (v !== undefined && v !== false) return v;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  throw new Error(
+    `timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`,
+  );
+}
+
+/** A built app (`dist/apps/<app>/main.js`) running as a child process, output captured. */
+export class AppProcess {
+  output = '';
+  readonly exited: Promise<number | null>;
+
+  private constructor(readonly child: ChildProcess) {
+    child.stdout?.on('data', (d: Buffer) => (this.output += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (this.output += d.toString()));
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  static start(app: string, args: string[], env: NodeJS.ProcessEnv = {}): AppProcess {
+    const child = spawn(process.execPath, [join(ROOT, 'dist', 'apps', app, 'main.js'), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return new AppProcess(child);
+  }
+
+  async waitForOutput(pattern: RegExp, timeoutMs = 15000): Promise<RegExpExecArray> {
+    return waitFor(
+      () => pattern.exec(this.output) ?? undefined,
+      `output ${pattern}\n${this.output}`,
+      timeoutMs,
+    );
+  }
+
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 5000);
+    const code = await this.exited;
+    clearTimeout(timer);
+    return code;
+  }
+}
+
+export interface FrontendProcess {
+  proc: AppProcess;
+  url: string;
+  namespace: string;
+}
+
+let nsCounter = 0;
+export function uniqueNamespace(prefix = 't'): string {
+  return `${prefix}${process.pid}x${Date.now().toString(36)}x${nsCounter++}`;
+}
+
+/** Starts `dist/apps/frontend/main.js` on a free port against real NATS in its own namespace. */
+export async function startFrontend(
+  flags: string[] = [],
+  namespace = uniqueNamespace(),
+): Promise<FrontendProcess> {
+  const port = await freePort();
+  const proc = AppProcess.start('frontend', [
+    '--http-host',
+    '127.0.0.1',
+    '--http-port',
+    String(port),
+    '--nats-url',
+    NATS_URL,
+    '--namespace',
+    namespace,
+    ...flags,
+  ]);
+  const url = `http://127.0.0.1:${port}`;
+  await proc.waitForOutput(/frontend listening on/);
+  await waitFor(async () => (await fetch(`${url}/health`)).status === 200, 'frontend /health 200');
+  return { proc, url, namespace };
+}
+
+export interface WorkerProcess {
+  proc: AppProcess;
+  url: string;
+}
+
+/** Starts a real simulated worker; without NATS it publishes nothing, tests report for it. */
+export async function startWorker(flags: string[] = []): Promise<WorkerProcess> {
+  const port = await freePort();
+  const proc = AppProcess.start('worker', ['--port', String(port), '--speedup', '0', ...flags]);
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(async () => (await fetch(`${url}/v1/models`)).ok, 'worker /v1/models');
+  return { proc, url };
+}
