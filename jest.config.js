@@ -16,6 +16,8 @@ const moduleNameMapper = {
 };
 
 module.exports = {
+  // e2e tests start real processes; a per-project testTimeout is ignored in multi-project mode.
+  testTimeout: 60000,
   projects: [
     {
       displayName: 'unit',
@@ -32,7 +34,6 @@ module.exports = {
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
       transform,
       moduleNameMapper,
-      testTimeout: 60000,
     },
   ],
 };

@@ -21,6 +21,30 @@ class RecordingPublisher extends EventPublisher {
   }
 }
 
+interface Choice {
+  index: number;
+  message?: { role: string; content: string };
+  delta?: { role?: string; content?: string };
+  text?: string;
+  finish_reason: string | null;
+}
+
+interface Completion {
+  id: string;
+  object: string;
+  choices: Choice[];
+  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
+}
+
+interface Embeddings {
+  data: Array<{ object: string; index: number; embedding: number[] }>;
+  usage: { prompt_tokens: number; total_tokens: number };
+}
+
+async function json<T>(response: Response | Promise<Response>): Promise<T> {
+  return (await (await response).json()) as T;
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function post(worker: WorkerApp, path: string, body: unknown): Promise<Response> {
@@ -42,7 +66,9 @@ function events(text: string): string[] {
 const chat = { messages: [{ role: 'user', content: 'Tell me about sluice gates.' }] };
 
 describe('createWorkerApp', () => {
-  beforeAll(() => Logger.overrideLogger(['error']));
+  beforeAll(() => {
+    Logger.overrideLogger(['error']);
+  });
 
   describe('OpenAI API (speedup 0)', () => {
     let worker: WorkerApp;
@@ -82,7 +108,7 @@ describe('createWorkerApp', () => {
     it('answers a chat completion with max_tokens words, finish_reason length and usage', async () => {
       const res = await post(worker, '/v1/chat/completions', { ...chat, max_tokens: 7 });
       expect(res.status).toBe(200);
-      const body = await res.json();
+      const body = await json<Completion>(res);
       const promptTokens = estimatePromptTokens(chat);
       expect(body).toEqual({
         id: expect.stringMatching(/^chatcmpl-/),
@@ -103,16 +129,16 @@ describe('createWorkerApp', () => {
           total_tokens: promptTokens + 7,
         },
       });
-      expect(body.choices[0].message.content.split(' ')).toHaveLength(7);
-      const again = await (
-        await post(worker, '/v1/chat/completions', { ...chat, max_tokens: 7 })
-      ).json();
-      expect(again.choices[0].message.content).toBe(body.choices[0].message.content);
+      expect(body.choices[0].message?.content.split(' ')).toHaveLength(7);
+      const again = await json<Completion>(
+        post(worker, '/v1/chat/completions', { ...chat, max_tokens: 7 }),
+      );
+      expect(again.choices[0].message?.content).toBe(body.choices[0].message?.content);
     });
 
     it('writes 64 tokens and stops when the client sets no limit', async () => {
-      const body = await (await post(worker, '/v1/chat/completions', chat)).json();
-      expect(body.usage.completion_tokens).toBe(64);
+      const body = await json<Completion>(post(worker, '/v1/chat/completions', chat));
+      expect(body.usage?.completion_tokens).toBe(64);
       expect(body.choices[0].finish_reason).toBe('stop');
     });
 
@@ -127,7 +153,7 @@ describe('createWorkerApp', () => {
       const data = events(await res.text());
       expect(data).toHaveLength(5 + 2 + 1);
       expect(data.at(-1)).toBe('[DONE]');
-      const chunks = data.slice(0, -1).map((d) => JSON.parse(d));
+      const chunks = data.slice(0, -1).map((d) => JSON.parse(d) as Completion);
       expect(chunks[0].object).toBe('chat.completion.chunk');
       expect(chunks[0].choices[0].delta).toEqual({
         role: 'assistant',
@@ -147,15 +173,15 @@ describe('createWorkerApp', () => {
       });
       const data = events(await res.text());
       expect(data).toHaveLength(3 + 1 + 1);
-      const chunks = data.slice(0, -1).map((d) => JSON.parse(d));
+      const chunks = data.slice(0, -1).map((d) => JSON.parse(d) as Completion);
       expect(chunks.map((c) => c.object)).toEqual(Array(4).fill('text_completion'));
       expect(chunks[3].choices[0]).toMatchObject({ text: '', finish_reason: 'length' });
     });
 
     it('answers a text completion with 16 tokens by default', async () => {
-      const body = await (
-        await post(worker, '/v1/completions', { prompt: 'Once upon a time' })
-      ).json();
+      const body = await json<Completion>(
+        post(worker, '/v1/completions', { prompt: 'Once upon a time' }),
+      );
       expect(body).toMatchObject({
         object: 'text_completion',
         id: expect.stringMatching(/^cmpl-/),
@@ -165,16 +191,16 @@ describe('createWorkerApp', () => {
 
     it('embeds each input as a 32-dimensional unit vector, as floats or base64', async () => {
       const input = ['first', 'second'];
-      const body = await (await post(worker, '/v1/embeddings', { input })).json();
+      const body = await json<Embeddings>(post(worker, '/v1/embeddings', { input }));
       expect(body.data).toHaveLength(2);
       expect(body.data[1]).toMatchObject({ object: 'embedding', index: 1 });
       expect(body.data[0].embedding).toHaveLength(32);
       expect(Math.hypot(...body.data[0].embedding)).toBeCloseTo(1, 6);
       expect(body.usage).toEqual({ prompt_tokens: 4, total_tokens: 4 });
 
-      const encoded = await (
-        await post(worker, '/v1/embeddings', { input, encoding_format: 'base64' })
-      ).json();
+      const encoded = await json<{ data: Array<{ embedding: string }> }>(
+        post(worker, '/v1/embeddings', { input, encoding_format: 'base64' }),
+      );
       const bytes = Uint8Array.from(Buffer.from(encoded.data[0].embedding, 'base64'));
       const floats = Array.from(new Float32Array(bytes.buffer));
       expect(floats).toHaveLength(32);
@@ -204,7 +230,7 @@ describe('createWorkerApp', () => {
         body: '{"prompt":',
       });
       expect(res.status).toBe(400);
-      expect((await res.json()).type).toBe('invalid_request_error');
+      expect(await json<{ type: string }>(res)).toMatchObject({ type: 'invalid_request_error' });
     });
 
     it('answers 404 not_found for another model', async () => {
@@ -244,7 +270,7 @@ describe('createWorkerApp', () => {
       }
     });
 
-    it('publishes worker_down, cuts open streams and stops serving on close', async () => {
+    it('publishes worker_down, cuts streams, refuses unary requests and stops serving on close', async () => {
       const publisher = new RecordingPublisher();
       const options = parseWorkerFlags(['--port', '0', '--worker-id', 'w-down']);
       const worker = await createWorkerApp(options, publisher);
@@ -255,8 +281,17 @@ describe('createWorkerApp', () => {
       });
       const reader = res.body!.getReader();
       await reader.read();
+      const unary = post(worker, '/v1/completions', { prompt: 'long', max_tokens: 2000 });
+      await sleep(50);
 
       await worker.close();
+      const refused = await unary;
+      expect(refused.status).toBe(503);
+      expect(await refused.json()).toEqual({
+        message: 'the worker is shutting down',
+        type: 'service_unavailable',
+        code: 503,
+      });
       expect(publisher.sent.at(-1)).toEqual({
         subject: 'namespace.dynamo.worker_down',
         payload: { worker_id: 'w-down' },

@@ -1,0 +1,122 @@
+import { BusyThresholds } from '../thresholds/busy-thresholds';
+import { isRankBusy, RankLoad } from './busy-rule';
+
+const rank = (over: Partial<RankLoad> = {}): RankLoad => ({
+  activeDecodeBlocks: 0,
+  kvTotalBlocks: 100,
+  activePrefillTokens: 0,
+  maxNumBatchedTokens: undefined,
+  ...over,
+});
+
+const thresholds = (over: Partial<BusyThresholds> = {}): BusyThresholds => ({
+  activeDecodeBlocks: null,
+  activePrefillTokens: null,
+  activePrefillTokensFrac: null,
+  ...over,
+});
+
+describe('isRankBusy', () => {
+  const sut = isRankBusy;
+
+  it('is never busy with no threshold configured, however loaded', () => {
+    const full = rank({ activeDecodeBlocks: 100, activePrefillTokens: 1e9, maxNumBatchedTokens: 1 });
+    expect(sut(full, thresholds())).toBe(false);
+  });
+
+  describe('active decode blocks threshold', () => {
+    const t = thresholds({ activeDecodeBlocks: 0.8 });
+
+    it.each([
+      [79, false],
+      [80, false],
+      [81, true],
+      [100, true],
+    ])('with 0.8 of 100 blocks, %i active blocks → busy %s', (active, busy) => {
+      expect(sut(rank({ activeDecodeBlocks: active }), t)).toBe(busy);
+    });
+
+    it('fires on any use above threshold 0, never at a full cache with threshold 1', () => {
+      expect(sut(rank({ activeDecodeBlocks: 0 }), thresholds({ activeDecodeBlocks: 0 }))).toBe(
+        false,
+      );
+      expect(sut(rank({ activeDecodeBlocks: 1 }), thresholds({ activeDecodeBlocks: 0 }))).toBe(
+        true,
+      );
+      expect(sut(rank({ activeDecodeBlocks: 100 }), thresholds({ activeDecodeBlocks: 1 }))).toBe(
+        false,
+      );
+    });
+
+    it('never fires for a rank reporting kv_total_blocks 0', () => {
+      const empty = rank({ activeDecodeBlocks: 5, kvTotalBlocks: 0 });
+      expect(sut(empty, thresholds({ activeDecodeBlocks: 0 }))).toBe(false);
+    });
+  });
+
+  describe('active prefill tokens threshold', () => {
+    const t = thresholds({ activePrefillTokens: 1000 });
+
+    it.each([
+      [999, false],
+      [1000, false],
+      [1001, true],
+    ])('with threshold 1000, %i prefill tokens → busy %s', (tokens, busy) => {
+      expect(sut(rank({ activePrefillTokens: tokens }), t)).toBe(busy);
+    });
+
+    it('treats threshold 0 as "busy while any prefill is active"', () => {
+      const zero = thresholds({ activePrefillTokens: 0 });
+      expect(sut(rank({ activePrefillTokens: 0 }), zero)).toBe(false);
+      expect(sut(rank({ activePrefillTokens: 1 }), zero)).toBe(true);
+    });
+  });
+
+  describe('active prefill tokens fraction threshold', () => {
+    it.each([
+      [6553, false],
+      [6554, true],
+    ])('with 0.8 of 8192 (floor 6553), %i tokens → busy %s', (tokens, busy) => {
+      const r = rank({ activePrefillTokens: tokens, maxNumBatchedTokens: 8192 });
+      expect(sut(r, thresholds({ activePrefillTokensFrac: 0.8 }))).toBe(busy);
+    });
+
+    it('allows fractions above 1', () => {
+      const t = thresholds({ activePrefillTokensFrac: 1.5 });
+      expect(sut(rank({ activePrefillTokens: 150, maxNumBatchedTokens: 100 }), t)).toBe(false);
+      expect(sut(rank({ activePrefillTokens: 151, maxNumBatchedTokens: 100 }), t)).toBe(true);
+    });
+
+    it('never fires for a rank that does not report max_num_batched_tokens', () => {
+      const r = rank({ activePrefillTokens: 1e9, maxNumBatchedTokens: undefined });
+      expect(sut(r, thresholds({ activePrefillTokensFrac: 0 }))).toBe(false);
+    });
+
+    // Contract §2: busy when tokens > floor(F × max). Mathematically floor(0.29 × 100) = 29,
+    // but the binary product 0.29 * 100 is 28.999999999999996.
+    it.each([
+      [0.29, 100, 29],
+      [0.57, 100, 57],
+      [0.58, 100, 58],
+      [0.57, 10000, 5700],
+    ])('is not busy exactly at floor(%d × %i) = %i', (frac, max, tokens) => {
+      const r = rank({ activePrefillTokens: tokens, maxNumBatchedTokens: max });
+      expect(sut(r, thresholds({ activePrefillTokensFrac: frac }))).toBe(false);
+    });
+  });
+
+  it('is busy when any one of several configured thresholds is exceeded', () => {
+    const t = thresholds({
+      activeDecodeBlocks: 0.9,
+      activePrefillTokens: 1000,
+      activePrefillTokensFrac: 0.5,
+    });
+    const calm = { activeDecodeBlocks: 90, activePrefillTokens: 50, maxNumBatchedTokens: 100 };
+    expect(sut(rank(calm), t)).toBe(false);
+    expect(sut(rank({ ...calm, activeDecodeBlocks: 91 }), t)).toBe(true);
+    expect(sut(rank({ ...calm, activePrefillTokens: 51 }), t)).toBe(true);
+    expect(sut(rank({ ...calm, maxNumBatchedTokens: undefined, activePrefillTokens: 1001 }), t)).toBe(
+      true,
+    );
+  });
+});
