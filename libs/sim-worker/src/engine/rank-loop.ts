@@ -49,7 +49,7 @@ export class RankLoop {
 
   private defer(ms: number, run: () => void): void {
     if (ms <= 0) {
-      const handle = setTimeout(run, 0);
+      const handle = setImmediate(run);
       this.cancelPending = () => clearImmediate(handle);
       return;
     }
