@@ -7,6 +7,12 @@ export interface GlobalThresholds {
   readonly activePrefillTokensFrac: number | null;
 }
 
+/** A bearer token allowed to change thresholds; `name` is the audit actor. */
+export interface AdminToken {
+  readonly name: string;
+  readonly token: string;
+}
+
 /** The frontend's validated configuration (contract §2); injected by class token. */
 export class FrontendConfig {
   readonly httpHost: string = '0.0.0.0';
@@ -24,6 +30,12 @@ export class FrontendConfig {
   readonly retryAfterSecs: number = 1;
   readonly workerTtlMs: number = 10000;
   readonly natsUrl: string | null = null;
+  /** PostgreSQL URL; null = the embedded database under `dataDir`. */
+  readonly databaseUrl: string | null = null;
+  readonly dataDir: string = './data';
+  readonly adminTokens: readonly AdminToken[] = [];
+  /** Safety-net reload of every stored threshold, beside the NATS change notifications. */
+  readonly thresholdResyncMs: number = 5000;
   readonly namespace: string = 'dynamo';
   /** Upper bound on tracked workers, so hostile reports cannot exhaust memory. */
   readonly maxWorkers: number = 100000;

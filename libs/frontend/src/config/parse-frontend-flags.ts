@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { AdmissionControl, FrontendConfig, RouterMode } from './frontend-config';
+import { AdminToken, AdmissionControl, FrontendConfig, RouterMode } from './frontend-config';
 import { FrontendConfigError } from './frontend-config.error';
 
 /** Flags of contract §2 (and a few operational ones); each also reads `SLUICE_<UPPER_SNAKE>`. */
@@ -17,6 +17,10 @@ const FLAGS = {
   'retry-after-secs': { type: 'string' },
   'worker-ttl-ms': { type: 'string' },
   'nats-url': { type: 'string' },
+  'database-url': { type: 'string' },
+  'data-dir': { type: 'string' },
+  'admin-token': { type: 'string', multiple: true },
+  'threshold-resync-ms': { type: 'string' },
   namespace: { type: 'string' },
   'max-workers': { type: 'string' },
   'upstream-timeout-ms': { type: 'string' },
@@ -24,6 +28,9 @@ const FLAGS = {
 } as const;
 
 type FlagName = keyof typeof FLAGS;
+type FlagValues = Partial<Record<Exclude<FlagName, 'admin-token'>, string>> & {
+  'admin-token'?: string[];
+};
 
 export const FRONTEND_USAGE = `usage: sluice-frontend [--flag value ...]
 flags: ${Object.keys(FLAGS)
@@ -37,11 +44,11 @@ export function envName(flag: string): string {
 
 class FlagReader {
   constructor(
-    private readonly values: Partial<Record<FlagName, string>>,
+    private readonly values: FlagValues,
     private readonly env: NodeJS.ProcessEnv,
   ) {}
 
-  raw(flag: FlagName): { value: string; source: string } | undefined {
+  raw(flag: Exclude<FlagName, 'admin-token'>): { value: string; source: string } | undefined {
     const fromArgs = this.values[flag];
     if (fromArgs !== undefined) return { value: fromArgs, source: `--${flag}` };
     const name = envName(flag);
@@ -50,7 +57,7 @@ class FlagReader {
     return undefined;
   }
 
-  string(flag: FlagName, fallback: string): string {
+  string(flag: Exclude<FlagName, 'admin-token'>, fallback: string): string {
     const r = this.raw(flag);
     if (r === undefined) return fallback;
     if (r.value.trim() === '')
@@ -58,7 +65,11 @@ class FlagReader {
     return r.value;
   }
 
-  oneOf<T extends string>(flag: FlagName, allowed: readonly T[], fallback: T): T {
+  oneOf<T extends string>(
+    flag: Exclude<FlagName, 'admin-token'>,
+    allowed: readonly T[],
+    fallback: T,
+  ): T {
     const r = this.raw(flag);
     if (r === undefined) return fallback;
     if (!(allowed as readonly string[]).includes(r.value)) {
@@ -67,7 +78,10 @@ class FlagReader {
     return r.value as T;
   }
 
-  number(flag: FlagName, opts: { min: number; max?: number; integer?: boolean }): number | null {
+  number(
+    flag: Exclude<FlagName, 'admin-token'>,
+    opts: { min: number; max?: number; integer?: boolean },
+  ): number | null {
     const r = this.raw(flag);
     if (r === undefined) return null;
     const n = r.value.trim() === '' ? NaN : Number(r.value);
@@ -118,7 +132,7 @@ function bindNegativeValues(argv: string[]): string[] {
 
 /** Parses argv (without node and script) and the environment; throws FrontendConfigError. */
 export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}): FrontendConfig {
-  let values: Partial<Record<FlagName, string>>;
+  let values: FlagValues;
   try {
     values = parseArgs({
       args: bindNegativeValues(argv),
@@ -128,12 +142,17 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
     }).values;
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    const flag = /'(-[^']+)'/.exec(message)?.[1] ?? argv.join(' ');
-    throw new FrontendConfigError(flag, argv.join(' '), message);
+    // Name only the offending option: the rest of the command line may hold tokens or passwords.
+    const flag = /'(-[^'=]+)/.exec(message)?.[1] ?? 'command line';
+    throw new FrontendConfigError(flag, flag, message.split('\n')[0]);
   }
   const r = new FlagReader(values, env);
-  const int = (flag: FlagName, min: number, fallback: number, max?: number): number =>
-    r.number(flag, { min, max, integer: true }) ?? fallback;
+  const int = (
+    flag: Exclude<FlagName, 'admin-token'>,
+    min: number,
+    fallback: number,
+    max?: number,
+  ): number => r.number(flag, { min, max, integer: true }) ?? fallback;
   return new FrontendConfig({
     httpHost: r.string('http-host', '0.0.0.0'),
     httpPort: int('http-port', 0, 8000, 65535),
@@ -158,6 +177,10 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
     retryAfterSecs: int('retry-after-secs', 0, 1),
     workerTtlMs: int('worker-ttl-ms', 1, 10000),
     natsUrl: parseNatsUrl(r),
+    databaseUrl: parseDatabaseUrl(r),
+    dataDir: r.string('data-dir', './data'),
+    adminTokens: parseAdminTokens(values['admin-token'], env),
+    thresholdResyncMs: int('threshold-resync-ms', 100, 5000),
     namespace: parseNamespace(r),
     maxWorkers: int('max-workers', 1, 100000),
     upstreamTimeoutMs: int('upstream-timeout-ms', 1, 600000),
@@ -165,10 +188,47 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
   });
 }
 
+function parseDatabaseUrl(reader: FlagReader): string | null {
+  const r = reader.raw('database-url');
+  if (r === undefined) return null;
+  if (!/^postgres(ql)?:\/\//.test(r.value) || !URL.canParse(r.value)) {
+    // The URL may hold a password: name the flag, not the value.
+    throw new FrontendConfigError(r.source, '<hidden>', 'expected postgres://user@host:port/db');
+  }
+  return r.value;
+}
+
+/** `NAME:TOKEN`, repeatable; the env form is a comma-separated list. Tokens never reach a log. */
+function parseAdminTokens(fromArgs: string[] | undefined, env: NodeJS.ProcessEnv): AdminToken[] {
+  const source = fromArgs?.length ? '--admin-token' : envName('admin-token');
+  const raw = fromArgs?.length
+    ? fromArgs
+    : (env[envName('admin-token')] ?? '').split(',').filter(Boolean);
+  const tokens: AdminToken[] = [];
+  for (const item of raw) {
+    const i = item.indexOf(':');
+    const name = i > 0 ? item.slice(0, i) : '';
+    const token = i > 0 ? item.slice(i + 1) : '';
+    if (!/^[A-Za-z0-9_.@-]{1,64}$/.test(name) || token.length < 8 || /\s/.test(token)) {
+      throw new FrontendConfigError(
+        source,
+        name ? `${name}:<hidden>` : '<hidden>',
+        'expected NAME:TOKEN (name: 1-64 of A-Z a-z 0-9 _ . @ -; token: 8+ characters, no spaces)',
+      );
+    }
+    if (tokens.some((t) => t.name === name)) {
+      throw new FrontendConfigError(source, `${name}:<hidden>`, `admin name '${name}' given twice`);
+    }
+    tokens.push({ name, token });
+  }
+  return tokens;
+}
+
 function parseNamespace(r: FlagReader): string {
   const ns = r.string('namespace', 'dynamo');
   if (!/^[A-Za-z0-9_-]+$/.test(ns)) {
-    throw new FrontendConfigError('--namespace', ns, 'expected letters, digits, _ or -');
+    const source = r.raw('namespace')?.source ?? '--namespace';
+    throw new FrontendConfigError(source, ns, 'expected letters, digits, _ or -');
   }
   return ns;
 }

@@ -9,6 +9,14 @@ export interface RankLoad {
 }
 
 /**
+ * floor(F × max) as an operator means it: 0.29 × 100 is 29, although in binary floating point
+ * the product is 28.999999999999996. A nudge far below one token absorbs the rounding error.
+ */
+export function fracLimit(frac: number, maxNumBatchedTokens: number): number {
+  return Math.floor(frac * maxNumBatchedTokens + 1e-9);
+}
+
+/**
  * Contract §5: a rank is busy when any configured threshold is exceeded (strict `>`). A
  * threshold that is not configured, or whose inputs the rank does not report, never fires.
  */
@@ -26,6 +34,6 @@ export function isRankBusy(rank: RankLoad, t: BusyThresholds): boolean {
   return (
     t.activePrefillTokensFrac !== null &&
     rank.maxNumBatchedTokens !== undefined &&
-    rank.activePrefillTokens > Math.floor(t.activePrefillTokensFrac * rank.maxNumBatchedTokens)
+    rank.activePrefillTokens > fracLimit(t.activePrefillTokensFrac, rank.maxNumBatchedTokens)
   );
 }

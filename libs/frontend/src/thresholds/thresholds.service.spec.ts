@@ -2,7 +2,11 @@ import { FrontendConfig } from '../config/frontend-config';
 import { ThresholdOverride } from './busy-thresholds';
 import { ThresholdsService } from './thresholds.service';
 
-const GLOBAL = { activeDecodeBlocks: 0.9, activePrefillTokens: 4096, activePrefillTokensFrac: null };
+const GLOBAL = {
+  activeDecodeBlocks: 0.9,
+  activePrefillTokens: 4096,
+  activePrefillTokensFrac: null,
+};
 
 describe('ThresholdsService', () => {
   let sut: ThresholdsService;
