@@ -1,5 +1,5 @@
 import { chat, metricValue } from './support/http';
-import { AppProcess, freePort, waitFor } from './support/processes';
+import { AppProcess, freePort, tempDataDir, waitFor } from './support/processes';
 
 const MODEL = 'Qwen/Qwen3-0.6B';
 
@@ -10,7 +10,15 @@ async function startEmbedded(
   const port = await freePort();
   const proc = AppProcess.start(
     'embedded',
-    ['--http-host', '127.0.0.1', '--http-port', String(port), ...flags],
+    [
+      '--http-host',
+      '127.0.0.1',
+      '--http-port',
+      String(port),
+      '--data-dir',
+      tempDataDir(),
+      ...flags,
+    ],
     env,
   );
   await proc.waitForOutput(/sluice: ready at/, 20000);

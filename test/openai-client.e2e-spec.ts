@@ -86,8 +86,9 @@ describe('official openai client through Sluice', () => {
       expect(err).toBeInstanceOf(OpenAI.InternalServerError);
       expect(err.headers?.get('retry-after')).toBe('1');
       // Contract §3.1's body is top-level {message,type,code} (Dynamo's shape), not OpenAI's
-      // {error:{…}}; the SDK then keeps the raw body in the message.
-      expect(err.message).toContain('All workers are busy, please retry later');
+      // {error:{…}}, so the SDK finds no `error` object and reports only the status.
+      expect(err.status).toBe(503);
+      expect(err.message).toMatch(/^503\b/);
     });
     bus.report(fe.namespace, { worker_id: 'oa', endpoint: worker.url, active_decode_blocks: 10 });
   });

@@ -1,5 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
@@ -88,7 +90,15 @@ export function uniqueNamespace(prefix = 't'): string {
   return `${prefix}${process.pid}x${Date.now().toString(36)}x${nsCounter++}`;
 }
 
-/** Starts `dist/apps/frontend/main.js` on a free port against real NATS in its own namespace. */
+/** A fresh directory for an embedded database, so concurrent processes never share one. */
+export function tempDataDir(): string {
+  return mkdtempSync(join(tmpdir(), 'sluice-data-'));
+}
+
+/**
+ * Starts `dist/apps/frontend/main.js` on a free port against real NATS in its own namespace;
+ * without `--database-url` it gets an embedded database in a fresh temp directory.
+ */
 export async function startFrontend(
   flags: string[] = [],
   namespace = uniqueNamespace(),
@@ -103,6 +113,9 @@ export async function startFrontend(
     NATS_URL,
     '--namespace',
     namespace,
+    ...(flags.includes('--database-url') || flags.includes('--data-dir')
+      ? []
+      : ['--data-dir', tempDataDir()]),
     ...flags,
   ]);
   const url = `http://127.0.0.1:${port}`;

@@ -4,8 +4,14 @@
  */
 export const KV_METRICS_EVENT = 'kv_metrics';
 export const WORKER_DOWN_EVENT = 'worker_down';
+/**
+ * Frontend-to-frontend: a replica stored a threshold change; the others reload that model from
+ * the database. Payload `{"model": string, "origin": string}`.
+ */
+export const BUSY_THRESHOLD_CHANGED_EVENT = 'busy_threshold_changed';
 
-export type MonitorEvent = typeof KV_METRICS_EVENT | typeof WORKER_DOWN_EVENT;
+export type MonitorEvent =
+  typeof KV_METRICS_EVENT | typeof WORKER_DOWN_EVENT | typeof BUSY_THRESHOLD_CHANGED_EVENT;
 
 export const DEFAULT_NAMESPACE = 'dynamo';
 

@@ -1,10 +1,18 @@
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import { InProcessBus, InProcessTransport, NamespacedNatsServer } from '@sluice/bus';
+import {
+  InProcessBus,
+  InProcessEventPublisher,
+  InProcessTransport,
+  NamespacedNatsServer,
+} from '@sluice/bus';
+import type { NatsConnection } from 'nats';
+import { ThresholdSyncService } from './thresholds/threshold-sync.service';
 import { FrontendConfig } from './config/frontend-config';
 import { FrontendModule } from './frontend.module';
 import { BusStateService } from './ops/bus-state.service';
+import { setupOpenApi } from './ops/openapi';
 import { describeAdmission } from './thresholds/describe-admission';
 
 export interface FrontendHandle {
@@ -30,6 +38,7 @@ export async function createFrontendApp(
   );
   if (shutdownHooks) app.enableShutdownHooks();
   const busState = app.get(BusStateService);
+  let natsServer: NamespacedNatsServer | undefined;
   if (config.natsUrl) {
     const server = new NamespacedNatsServer(
       {
@@ -43,6 +52,7 @@ export async function createFrontendApp(
       config.namespace,
     );
     busState.attach(server);
+    natsServer = server;
     app.connectMicroservice({ strategy: server }, { inheritAppConfig: true });
   } else {
     if (!embeddedBus) throw new Error('no --nats-url and no embedded bus: nothing to monitor');
@@ -52,7 +62,18 @@ export async function createFrontendApp(
       { inheritAppConfig: true },
     );
   }
+  setupOpenApi(app);
+  // Thresholds are loaded (retrying while the database is away) before anything is served.
+  await app.init();
   await app.startAllMicroservices();
+  const sync = app.get(ThresholdSyncService);
+  if (natsServer) {
+    const nc = natsServer.unwrap<NatsConnection>();
+    sync.setPublisher((subject, payload) => nc.publish(subject, JSON.stringify(payload)));
+  } else if (embeddedBus) {
+    const publisher = new InProcessEventPublisher(embeddedBus);
+    sync.setPublisher((subject, payload) => publisher.publish(subject, payload));
+  }
   await app.listen(config.httpPort, config.httpHost);
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.httpPort;

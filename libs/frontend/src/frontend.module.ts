@@ -8,6 +8,7 @@ import { MonitorModule } from './monitor/monitor.module';
 import { OpenAiModule } from './openai/openai.module';
 import { OpsController } from './ops/ops.controller';
 import { RouterModule } from './router/router.module';
+import { ThresholdsModule } from './thresholds/thresholds.module';
 
 /** The whole frontend: OpenAI API, admission, router, worker monitor, metrics. */
 @Module({})
@@ -21,6 +22,7 @@ export class FrontendModule {
         MonitorModule,
         RouterModule,
         OpenAiModule,
+        ThresholdsModule,
       ],
       controllers: [OpsController],
       providers: [{ provide: APP_FILTER, useClass: OpenAiExceptionFilter }],

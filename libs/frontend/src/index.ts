@@ -5,3 +5,9 @@ export { FrontendConfigError } from './config/frontend-config.error';
 export { parseFrontendFlags, FRONTEND_USAGE } from './config/parse-frontend-flags';
 export { createFrontendApp } from './bootstrap';
 export type { FrontendHandle } from './bootstrap';
+// Schema management for the threshold store, used by the migrate app and deployment tooling.
+export {
+  createThresholdDataSource,
+  runMigrations,
+  revertLastMigration,
+} from './thresholds/persistence';

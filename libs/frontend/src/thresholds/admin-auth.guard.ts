@@ -1,0 +1,71 @@
+import { CanActivate, ExecutionContext, Injectable, Logger } from '@nestjs/common';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { FrontendConfig } from '../config/frontend-config';
+import { AdminForbiddenError, AdminUnauthorizedError } from './errors/admin-auth.error';
+
+export interface AdminRequest {
+  ip: string;
+  headers: Record<string, string | string[] | undefined>;
+  body?: unknown;
+  /** Set by the guard: the admin token's name, or `anonymous` for a loopback write. */
+  sluiceActor?: string;
+}
+
+const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
+
+export function isLoopback(ip: string): boolean {
+  return ip === '::1' || ip.startsWith('127.') || ip.startsWith('::ffff:127.');
+}
+
+/** A POST that carries anything besides `model` is a write (only `model` = a read). */
+function isWrite(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && Object.keys(body).some((k) => k !== 'model');
+}
+
+/**
+ * Guards threshold writes: with `--admin-token NAME:TOKEN` configured, a bearer token is
+ * required (401 without, 403 wrong) and compared in constant time; without any, only loopback
+ * clients may write. Tokens are compared as SHA-256 digests so their length does not leak.
+ */
+@Injectable()
+export class AdminAuthGuard implements CanActivate {
+  private readonly tokens: Array<{ name: string; digest: Buffer }>;
+
+  constructor(config: FrontendConfig) {
+    this.tokens = config.adminTokens.map((t) => ({ name: t.name, digest: digest(t.token) }));
+    if (this.tokens.length === 0) {
+      new Logger('Thresholds').warn(
+        'no --admin-token configured: threshold changes are accepted from loopback clients only',
+      );
+    }
+  }
+
+  canActivate(context: ExecutionContext): boolean {
+    const req = context.switchToHttp().getRequest<AdminRequest>();
+    if (!isWrite(req.body)) return true;
+    if (this.tokens.length === 0) {
+      if (!isLoopback(req.ip)) {
+        throw new AdminForbiddenError(
+          'No admin token is configured: thresholds can be changed from loopback clients only',
+        );
+      }
+      req.sluiceActor = 'anonymous';
+      return true;
+    }
+    const header = req.headers.authorization;
+    const value = Array.isArray(header) ? header[0] : header;
+    if (!value || !/^Bearer\s+\S/i.test(value)) throw new AdminUnauthorizedError();
+    req.sluiceActor = this.match(digest(value.replace(/^Bearer\s+/i, '').trim()));
+    return true;
+  }
+
+  /** Looks at every token whatever matches, so timing says nothing about which one did. */
+  private match(presented: Buffer): string {
+    let actor: string | undefined;
+    for (const t of this.tokens) {
+      if (timingSafeEqual(presented, t.digest) && actor === undefined) actor = t.name;
+    }
+    if (actor === undefined) throw new AdminForbiddenError();
+    return actor;
+  }
+}

@@ -1,0 +1,42 @@
+import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+
+/** Stored shape of `before` / `after`: contract §3.2's keys, `null` where no value is stored. */
+export interface StoredThresholds {
+  active_decode_blocks_threshold: number | null;
+  active_prefill_tokens_threshold: number | null;
+  active_prefill_tokens_threshold_frac: number | null;
+}
+
+/** One row per threshold change, written in the change's own transaction. */
+@Entity({ name: 'threshold_audit' })
+@Index('IDX_threshold_audit_model_id', ['model', 'id'])
+export class ThresholdAuditEntity {
+  /** bigserial; pg returns int8 as a string, which is also the API's cursor type. */
+  @PrimaryGeneratedColumn('increment', {
+    type: 'bigint',
+    primaryKeyConstraintName: 'PK_threshold_audit',
+  })
+  id!: string;
+
+  @Column({ type: 'timestamptz', default: () => 'now()' })
+  at!: Date;
+
+  @Column({ type: 'varchar', length: 128 })
+  actor!: string;
+
+  @Column({ type: 'varchar', length: 256 })
+  model!: string;
+
+  @Column({ type: 'jsonb' })
+  before!: StoredThresholds;
+
+  @Column({ type: 'jsonb' })
+  after!: StoredThresholds;
+
+  /** The client address the change came from. */
+  @Column({ type: 'varchar', length: 128 })
+  source!: string;
+
+  @Column({ name: 'request_id', type: 'varchar', length: 128, nullable: true })
+  requestId!: string | null;
+}

@@ -1,0 +1,21 @@
+export {
+  ThresholdRepository,
+  InvalidAuditQueryError,
+  type AppliedChange,
+  type AuditEntry,
+  type AuditMeta,
+  type AuditPage,
+  type AuditQuery,
+  type ThresholdPatch,
+  type ThresholdValues,
+  type WireThresholds,
+} from './threshold.repository';
+export { TypeOrmThresholdRepository } from './typeorm-threshold.repository';
+export {
+  createThresholdDataSource,
+  type ThresholdDataSourceOptions,
+  type ThresholdStoreLogger,
+} from './threshold-data-source';
+export { runMigrations, revertLastMigration, pendingMigrations } from './threshold-migrations';
+export { ThresholdDatabase } from './threshold-database.service';
+export type { RetryNotice } from './threshold-database.service';

@@ -1,0 +1,100 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { WorkerRegistry } from '../monitor/worker-registry.service';
+import { AuditPageDto, AuditQueryDto } from './dto/audit.dto';
+import { SetThresholdDto } from './dto/set-threshold.dto';
+import { ThresholdEntryDto } from './dto/threshold-entry.dto';
+import { ThresholdStoreUnavailableError } from './errors/threshold-store-unavailable.error';
+import { AuditMeta, ThresholdPatch, ThresholdRepository, ThresholdValues } from './persistence';
+import { ThresholdSyncService } from './threshold-sync.service';
+import { toWire, WIRE_KEYS, WireKey } from './threshold-wire';
+import { ThresholdsService } from './thresholds.service';
+
+const DEFAULT_AUDIT_PAGE = 50;
+
+function describeError(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Contract §3.2: reads answer from memory; writes go to the database first, then apply. */
+@Injectable()
+export class ThresholdAdminService {
+  private readonly logger = new Logger('Thresholds');
+
+  constructor(
+    private readonly thresholds: ThresholdsService,
+    private readonly registry: WorkerRegistry,
+    private readonly repository: ThresholdRepository,
+    private readonly sync: ThresholdSyncService,
+  ) {}
+
+  entry(model: string): ThresholdEntryDto {
+    return { model, ...toWire(this.thresholds.effective(model)) };
+  }
+
+  /** Every model that has live workers or stored thresholds. */
+  list(): ThresholdEntryDto[] {
+    const models = new Set(this.thresholds.modelsWithOverrides());
+    for (const name of this.registry.modelNames()) {
+      if (this.registry.model(name)?.workers.size) models.add(name);
+    }
+    return [...models].sort().map((m) => this.entry(m));
+  }
+
+  async set(dto: SetThresholdDto, meta: AuditMeta): Promise<ThresholdEntryDto> {
+    const patch = this.patchOf(dto);
+    if (Object.keys(patch).length === 0) return this.entry(dto.model);
+    let applied;
+    try {
+      applied = await this.repository.applyChange(dto.model, patch, meta);
+    } catch (err) {
+      this.logger.error(
+        `threshold change for '${dto.model}' by ${meta.actor} failed: ${describeError(err)}`,
+      );
+      throw new ThresholdStoreUnavailableError(describeError(err));
+    }
+    this.sync.applyLocal(dto.model, applied.after, applied.audit.id);
+    this.logger.log(
+      `thresholds of '${dto.model}' changed by ${meta.actor} from ${meta.source}: ` +
+        `${this.show(applied.before)} -> ${this.show(applied.after)} (audit ${applied.audit.id})`,
+    );
+    this.sync.announce(dto.model);
+    return this.entry(dto.model);
+  }
+
+  async audit(query: AuditQueryDto): Promise<AuditPageDto> {
+    try {
+      const page = await this.repository.listAudit({
+        model: query.model,
+        limit: query.limit ?? DEFAULT_AUDIT_PAGE,
+        before: query.before,
+      });
+      return {
+        entries: page.entries.map((e) => ({
+          id: e.id,
+          at: e.at,
+          actor: e.actor,
+          model: e.model,
+          before: e.before,
+          after: e.after,
+          source: e.source,
+        })),
+        next: page.next,
+      };
+    } catch (err) {
+      throw new ThresholdStoreUnavailableError(describeError(err));
+    }
+  }
+
+  private patchOf(dto: SetThresholdDto): ThresholdPatch {
+    const patch: ThresholdPatch = {};
+    for (const wire of Object.keys(WIRE_KEYS) as WireKey[]) {
+      const value = dto[wire];
+      if (value !== undefined) patch[WIRE_KEYS[wire]] = value;
+    }
+    return patch;
+  }
+
+  private show(v: ThresholdValues): string {
+    return JSON.stringify(toWire(v));
+  }
+}

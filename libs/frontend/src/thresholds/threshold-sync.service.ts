@@ -1,0 +1,120 @@
+import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { BUSY_THRESHOLD_CHANGED_EVENT, subjectFor } from '@sluice/contracts';
+import { randomUUID } from 'node:crypto';
+import { FrontendConfig } from '../config/frontend-config';
+import { ThresholdOverride } from './busy-thresholds';
+import { ThresholdRepository, ThresholdValues } from './persistence';
+import { ThresholdDatabase } from './persistence/threshold-database.service';
+import { ThresholdsService } from './thresholds.service';
+
+type Publish = (subject: string, payload: object) => void;
+
+const sameValues = (a: ThresholdOverride | undefined, b: ThresholdValues): boolean =>
+  (a?.activeDecodeBlocks ?? null) === b.activeDecodeBlocks &&
+  (a?.activePrefillTokens ?? null) === b.activePrefillTokens &&
+  (a?.activePrefillTokensFrac ?? null) === b.activePrefillTokensFrac;
+
+const isEmpty = (v: ThresholdValues): boolean =>
+  v.activeDecodeBlocks === null &&
+  v.activePrefillTokens === null &&
+  v.activePrefillTokensFrac === null;
+
+/**
+ * Keeps this replica's thresholds equal to the database: a load at start (retried with backoff),
+ * a NATS notification from the replica that made a change, and a periodic full resync as the
+ * safety net for a lost notification.
+ */
+@Injectable()
+export class ThresholdSyncService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('Thresholds');
+  private readonly origin = randomUUID();
+  private publish: Publish | null = null;
+  private timer: NodeJS.Timeout | undefined;
+  private resyncing = false;
+  private stopped = false;
+  /** Audit id of the newest change applied per model, so a slower older write never wins. */
+  private readonly applied = new Map<string, bigint>();
+
+  constructor(
+    private readonly config: FrontendConfig,
+    private readonly thresholds: ThresholdsService,
+    private readonly repository: ThresholdRepository,
+    private readonly database: ThresholdDatabase,
+  ) {}
+
+  /** Set by bootstrap once the bus is connected. */
+  setPublisher(publish: Publish): void {
+    this.publish = publish;
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.database.ready((attempt, delayMs, reason) =>
+      this.logger.warn(
+        `waiting for the threshold database (attempt ${attempt}, retry in ${delayMs} ms): ${reason}`,
+      ),
+    );
+    await this.resyncAll();
+    this.logger.log(
+      `loaded stored thresholds of ${this.thresholds.modelsWithOverrides().length} model(s)`,
+    );
+    this.timer = setInterval(() => void this.resyncAll(), this.config.thresholdResyncMs);
+    this.timer.unref();
+  }
+
+  onModuleDestroy(): void {
+    this.stopped = true;
+    clearInterval(this.timer);
+  }
+
+  applyLocal(model: string, values: ThresholdValues, auditId: string): void {
+    const id = BigInt(auditId);
+    const last = this.applied.get(model);
+    if (last !== undefined && last > id) return;
+    this.applied.set(model, id);
+    this.thresholds.setOverride(model, isEmpty(values) ? undefined : values);
+  }
+
+  announce(model: string): void {
+    this.publish?.(subjectFor(this.config.namespace, BUSY_THRESHOLD_CHANGED_EVENT), {
+      model,
+      origin: this.origin,
+    });
+  }
+
+  /** Another replica changed `model`: read the committed values and apply them now. */
+  async onPeerChange(payload: unknown): Promise<void> {
+    const p = payload as { model?: unknown; origin?: unknown } | undefined;
+    if (typeof p?.model !== 'string' || p.origin === this.origin) return;
+    try {
+      const values = await this.repository.load(p.model);
+      if (values && !sameValues(this.thresholds.override(p.model), values)) {
+        this.thresholds.setOverride(p.model, isEmpty(values) ? undefined : values);
+      } else if (!values && this.thresholds.override(p.model)) {
+        this.thresholds.setOverride(p.model, undefined);
+      }
+    } catch (err) {
+      this.logger.warn(
+        `could not reload thresholds of '${p.model}': ${String(err)} (resync will retry)`,
+      );
+    }
+  }
+
+  async resyncAll(): Promise<void> {
+    if (this.resyncing || this.stopped) return;
+    this.resyncing = true;
+    try {
+      const stored = await this.repository.loadAll();
+      for (const model of this.thresholds.modelsWithOverrides()) {
+        if (!stored.has(model)) this.thresholds.setOverride(model, undefined);
+      }
+      for (const [model, values] of stored) {
+        if (!sameValues(this.thresholds.override(model), values))
+          this.thresholds.setOverride(model, values);
+      }
+    } catch (err) {
+      this.logger.warn(`threshold resync failed, keeping the last loaded values: ${String(err)}`);
+    } finally {
+      this.resyncing = false;
+    }
+  }
+}

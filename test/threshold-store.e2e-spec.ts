@@ -1,0 +1,294 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import NodeModule from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import {
+  AuditEntry,
+  createThresholdDataSource,
+  InvalidAuditQueryError,
+  runMigrations,
+  ThresholdRepository,
+  ThresholdValues,
+  TypeOrmThresholdRepository,
+} from '../libs/frontend/src/thresholds/persistence';
+import { createTestDatabase, queryRows } from './support/database';
+
+// PGlite's CommonJS build calls dynamic import() (for node:module, fs/promises), which code
+// loaded through jest's module sandbox may not do without --experimental-vm-modules. So the real
+// PGlite modules are loaded by Node's own loader instead; nothing about them is faked.
+jest.mock('@electric-sql/pglite', () => requireOutsideJest('@electric-sql/pglite'));
+jest.mock('@electric-sql/pglite/node-postgres', () =>
+  requireOutsideJest('@electric-sql/pglite/node-postgres'),
+);
+
+function requireOutsideJest(id: string): unknown {
+  // jest's `module` class extends Node's, so an instance's require() is Node's loader.
+  const host = new NodeModule.Module(__filename);
+  host.filename = __filename;
+  host.paths = (
+    NodeModule as unknown as { _nodeModulePaths(dir: string): string[] }
+  )._nodeModulePaths(__dirname);
+  return host.require(id);
+}
+
+const MIGRATION = 'CreateThresholdTables1764460800000';
+const META = { actor: 'alice', source: '127.0.0.1', requestId: 'req-1' };
+const NONE: ThresholdValues = {
+  activeDecodeBlocks: null,
+  activePrefillTokens: null,
+  activePrefillTokensFrac: null,
+};
+const wire = (v: ThresholdValues) => ({
+  active_decode_blocks_threshold: v.activeDecodeBlocks,
+  active_prefill_tokens_threshold: v.activePrefillTokens,
+  active_prefill_tokens_threshold_frac: v.activePrefillTokensFrac,
+});
+
+type Store = { databaseUrl: string | null; dataDir: string; cleanUp(): Promise<void> };
+
+async function postgres(): Promise<Store> {
+  const db = await createTestDatabase('sluice_store');
+  return { databaseUrl: db.url(), dataDir: '', cleanUp: () => db.drop() };
+}
+
+function pglite(): Promise<Store> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sluice-pglite-'));
+  const cleanUp = () => Promise.resolve(rmSync(dataDir, { recursive: true }));
+  return Promise.resolve({ databaseUrl: null, dataDir, cleanUp });
+}
+
+async function allAudit(sut: ThresholdRepository, model?: string, limit = 3) {
+  const pages: AuditEntry[][] = [];
+  let before: string | undefined;
+  do {
+    const page = await sut.listAudit({ model, limit, before });
+    pages.push(page.entries);
+    before = page.next ?? undefined;
+  } while (before !== undefined);
+  return pages;
+}
+
+describe.each([
+  ['PostgreSQL', postgres],
+  ['PGlite', pglite],
+])('threshold store on %s', (_name, open) => {
+  let store: Store;
+  let dataSource: DataSource;
+  let sut: ThresholdRepository;
+  let appliedOnEmpty: string[];
+
+  async function connect(): Promise<string[]> {
+    dataSource = createThresholdDataSource(store);
+    await dataSource.initialize();
+    sut = new TypeOrmThresholdRepository(dataSource);
+    return runMigrations(dataSource);
+  }
+
+  beforeAll(async () => {
+    store = await open();
+    appliedOnEmpty = await connect();
+  });
+
+  afterAll(async () => {
+    if (dataSource?.isInitialized) await dataSource.destroy();
+    await store?.cleanUp();
+  });
+
+  beforeEach(() => dataSource.query('TRUNCATE model_thresholds, threshold_audit RESTART IDENTITY'));
+
+  it('migrates an empty database, then has nothing pending', async () => {
+    expect(appliedOnEmpty).toEqual([MIGRATION]);
+    const tables = await dataSource.query<{ name: string }[]>(
+      `SELECT table_name AS name FROM information_schema.tables
+        WHERE table_schema = current_schema() ORDER BY 1`,
+    );
+    expect(tables.map((t) => t.name)).toEqual([
+      'migrations',
+      'model_thresholds',
+      'threshold_audit',
+    ]);
+    expect(await runMigrations(dataSource)).toEqual([]);
+    await expect(sut.ping()).resolves.toBeUndefined();
+  });
+
+  it('sets, merges (absent keys unchanged) and clears (null) per-model values', async () => {
+    const set = await sut.applyChange(
+      'm',
+      { activeDecodeBlocks: 0.9, activePrefillTokens: 5e9 },
+      META,
+    );
+    expect(set.before).toEqual(NONE);
+    expect(set.after).toEqual({ ...NONE, activeDecodeBlocks: 0.9, activePrefillTokens: 5e9 });
+
+    const merged = await sut.applyChange('m', { activePrefillTokensFrac: 1.5 }, META);
+    expect(merged.after).toEqual({
+      activeDecodeBlocks: 0.9,
+      activePrefillTokens: 5e9,
+      activePrefillTokensFrac: 1.5,
+    });
+
+    const cleared = await sut.applyChange('m', { activeDecodeBlocks: null }, META);
+    expect(cleared.after).toEqual({ ...merged.after, activeDecodeBlocks: null });
+    expect(await sut.load('m')).toEqual(cleared.after);
+    expect(cleared.audit).toMatchObject({
+      ...META,
+      model: 'm',
+      before: wire(merged.after),
+      after: wire(cleared.after),
+    });
+    expect(new Date(cleared.audit.at).toISOString()).toBe(cleared.audit.at);
+    expect((await sut.listAudit({ limit: 1 })).entries).toEqual([cleared.audit]);
+  });
+
+  it('loadAll and load omit models whose values are all null', async () => {
+    await sut.applyChange('kept', { activePrefillTokens: 0 }, META);
+    await sut.applyChange('cleared', { activeDecodeBlocks: 0.5 }, META);
+    await sut.applyChange('cleared', { activeDecodeBlocks: null }, META);
+    await sut.applyChange('never-set', { activePrefillTokensFrac: null }, META);
+
+    expect([...(await sut.loadAll())]).toEqual([['kept', { ...NONE, activePrefillTokens: 0 }]]);
+    expect(await sut.load('cleared')).toBeUndefined();
+    expect(await sut.load('unknown')).toBeUndefined();
+  });
+
+  it('keeps values and audit rows across closing and re-opening the data source', async () => {
+    const { after, audit } = await sut.applyChange('m', { activeDecodeBlocks: 0.25 }, META);
+    await dataSource.destroy();
+
+    expect(await connect()).toEqual([]);
+    expect(await sut.load('m')).toEqual(after);
+    expect((await sut.listAudit({ limit: 10 })).entries).toEqual([audit]);
+  });
+
+  it('lists k changes newest first, in pages of 3 without loss or duplicates', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 9; i++) {
+      ids.push((await sut.applyChange('paged', { activePrefillTokens: i }, META)).audit.id);
+      if (i % 2 === 0) await sut.applyChange('other', { activePrefillTokens: i }, META);
+    }
+    const pages = await allAudit(sut, 'paged');
+    expect(pages.map((p) => p.length)).toEqual([3, 3, 3]);
+    expect(pages.flat().map((e) => e.id)).toEqual([...ids].reverse());
+    expect(pages[0][0].after.active_prefill_tokens_threshold).toBe(8);
+
+    const everything = (await allAudit(sut)).flat().map((e) => BigInt(e.id));
+    expect(everything).toHaveLength(14);
+    expect(everything).toEqual([...everything].sort((a, b) => (a > b ? -1 : 1)));
+    expect(new Set(everything).size).toBe(14);
+    await expect(sut.listAudit({ limit: 3, before: 'abc' })).rejects.toThrow(
+      InvalidAuditQueryError,
+    );
+  });
+
+  it('serialises 50 concurrent changes to one model: 50 audit rows, stored == newest after', async () => {
+    await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        sut.applyChange(
+          'hot',
+          i % 2 ? { activePrefillTokens: i } : { activeDecodeBlocks: i / 100 },
+          { ...META, requestId: `req-${i}` },
+        ),
+      ),
+    );
+    const audit = (await allAudit(sut, 'hot', 100)).flat();
+    expect(audit).toHaveLength(50);
+    expect(wire((await sut.load('hot')) ?? NONE)).toEqual(audit[0].after);
+    // Every change saw the one committed just before it: no lost update.
+    for (let j = 0; j < 49; j++) expect(audit[j].before).toEqual(audit[j + 1].after);
+    expect(audit[49].before).toEqual(wire(NONE));
+  });
+
+  it('leaves neither the change nor an audit row when the transaction fails', async () => {
+    await sut.applyChange('m', { activeDecodeBlocks: 0.5 }, META);
+    const tooLong = { ...META, actor: 'x'.repeat(129) };
+
+    await expect(sut.applyChange('m', { activeDecodeBlocks: 0.7 }, tooLong)).rejects.toThrow(
+      /too long/,
+    );
+    await expect(sut.applyChange('new', { activePrefillTokens: 1 }, tooLong)).rejects.toThrow(
+      /too long/,
+    );
+
+    expect(await sut.load('m')).toEqual({ ...NONE, activeDecodeBlocks: 0.5 });
+    const rows = await dataSource.query<{ model: string }[]>('SELECT model FROM model_thresholds');
+    expect(rows).toEqual([{ model: 'm' }]);
+    expect((await sut.listAudit({ limit: 10 })).entries).toHaveLength(1);
+    // The session is usable again (PGlite has one session; it must not be left in a failed transaction).
+    await expect(sut.applyChange('m', { activeDecodeBlocks: 0.8 }, META)).resolves.toBeDefined();
+  });
+});
+
+describe('migration CLI (dist/apps/migrate/main.js)', () => {
+  const ROOT = join(__dirname, '..');
+  const CLI = join(ROOT, 'dist', 'apps', 'migrate', 'main.js');
+
+  function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
+    return new Promise<{ code: number; out: string }>((resolve) => {
+      const opts = { cwd: ROOT, env: { ...process.env, ...env }, timeout: 30000 };
+      execFile(process.execPath, [CLI, ...args], opts, (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
+        resolve({ code, out: stdout + stderr });
+      });
+    });
+  }
+
+  /** Runs the CLI and expects exit code 0 and output matching `pattern`. */
+  async function ok(args: string[], pattern: RegExp, env: NodeJS.ProcessEnv = {}) {
+    expect(await cli(args, env)).toEqual({ code: 0, out: expect.stringMatching(pattern) });
+  }
+
+  beforeAll(() => {
+    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
+  });
+
+  it('runs, reverts and runs again on an empty PostgreSQL database', async () => {
+    const db = await createTestDatabase('sluice_cli');
+    const tables = async () =>
+      queryRows(db.url(), `SELECT 1 FROM pg_tables WHERE tablename LIKE '%threshold%'`);
+    const url = ['--database-url', db.url()];
+    try {
+      await ok(['run', ...url], new RegExp(`applied ${MIGRATION}`));
+      expect(await tables()).toHaveLength(2);
+      await ok(['run', ...url], /up to date/);
+      await ok(['revert', ...url], new RegExp(`reverted ${MIGRATION}`));
+      expect(await tables()).toHaveLength(0);
+      await ok(['revert'], /nothing to revert/, { SLUICE_DATABASE_URL: db.url() });
+      await ok(['run', ...url], new RegExp(`applied ${MIGRATION}`));
+      expect(await tables()).toHaveLength(2);
+    } finally {
+      await db.drop();
+    }
+  });
+
+  it('migrates the embedded database in --data-dir, and refuses one that is open', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
+    const args = ['run', '--data-dir', dataDir];
+    const env = { SLUICE_DATABASE_URL: '' };
+    const running = createThresholdDataSource({ databaseUrl: null, dataDir });
+    try {
+      await ok(args, new RegExp(`applied ${MIGRATION}`), env);
+      await ok(args, /up to date/, env);
+      // Two PGlite instances on one directory would corrupt it: the second opener must fail.
+      await running.initialize();
+      const busy = await cli(args, env);
+      expect(busy.code).toBe(1);
+      expect(busy.out).toContain(`already open in process ${process.pid}`);
+    } finally {
+      if (running.isInitialized) await running.destroy();
+      rmSync(dataDir, { recursive: true });
+    }
+  });
+
+  it('exits 1 with a clear message when the database is unreachable, 2 on bad usage', async () => {
+    const down = await cli(['run', '--database-url', 'postgres://u:secret@127.0.0.1:1/x_test']);
+    expect(down.code).toBe(1);
+    expect(down.out).toMatch(/cannot open PostgreSQL at 127\.0\.0\.1:1\/x_test: .*ECONNREFUSED/);
+    expect(down.out).not.toContain('secret');
+
+    const usage = await cli(['sideways']);
+    expect(usage.code).toBe(2);
+    expect(usage.out).toMatch(/unknown command 'sideways'[\s\S]*usage:/);
+  });
+});

@@ -1,0 +1,356 @@
+import { MODEL, TestBus } from './support/bus';
+import { createTestDatabase, queryRows } from './support/database';
+import { chat, post } from './support/http';
+import {
+  AppProcess,
+  FrontendProcess,
+  startFrontend,
+  startWorker,
+  uniqueNamespace,
+  waitFor,
+  WorkerProcess,
+} from './support/processes';
+import { TcpProxy } from './support/tcp-proxy';
+
+const ALICE = 'alice:alice-secret-token';
+const BOB = 'bob:bob-secret-token-2';
+const auth = (token: string) => ({ authorization: `Bearer ${token}` });
+const asAlice = auth('alice-secret-token');
+
+interface Entry {
+  model: string;
+  active_decode_blocks_threshold: number | null;
+  active_prefill_tokens_threshold: number | null;
+  active_prefill_tokens_threshold_frac: number | null;
+}
+interface AuditEntry {
+  id: string;
+  at: string;
+  actor: string;
+  model: string;
+  before: Record<string, number | null>;
+  after: Record<string, number | null>;
+  source: string;
+}
+
+/**
+ * Contract §3.2 end to end: two frontend replicas sharing a real PostgreSQL database (behind a
+ * TCP relay the test can cut) and real NATS, with a real simulated worker behind them.
+ */
+describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let proxy: TcpProxy;
+  let bus: TestBus;
+  let worker: WorkerProcess;
+  let a: FrontendProcess;
+  let b: FrontendProcess;
+  const namespace = uniqueNamespace('thr');
+
+  const startReplica = (): Promise<FrontendProcess> =>
+    startFrontend(
+      [
+        '--database-url',
+        db.url(proxy.port),
+        '--admin-token',
+        ALICE,
+        '--admin-token',
+        BOB,
+        '--admission-control',
+        'token-capacity',
+        '--active-decode-blocks-threshold',
+        '0.9',
+      ],
+      namespace,
+    );
+  const read = async (fe: FrontendProcess, model = MODEL): Promise<Entry> =>
+    (await post(`${fe.url}/busy_threshold`, { model })).json as Entry;
+  const audit = async (
+    fe: FrontendProcess,
+    query = '',
+  ): Promise<{ entries: AuditEntry[]; next: string | null }> =>
+    (await (await fetch(`${fe.url}/busy_threshold/audit${query}`)).json()) as {
+      entries: AuditEntry[];
+      next: string | null;
+    };
+  const auditRows = async (): Promise<number> =>
+    Number(
+      (await queryRows<{ n: string }>(db.url(), 'SELECT count(*) AS n FROM threshold_audit'))[0].n,
+    );
+
+  beforeAll(async () => {
+    db = await createTestDatabase('thresholds');
+    proxy = await TcpProxy.start(5432);
+    const migrate = AppProcess.start('migrate', ['run', '--database-url', db.url()]);
+    expect(await migrate.exited).toBe(0);
+    bus = await TestBus.connect();
+    worker = await startWorker();
+    [a, b] = await Promise.all([startReplica(), startReplica()]);
+    bus.report(namespace, { worker_id: 'thr-w', endpoint: worker.url, active_decode_blocks: 60 });
+    await waitFor(async () => (await chat(b.url)).status === 200, 'worker known to B');
+  });
+
+  afterAll(async () => {
+    await Promise.all([a?.proc.stop(), b?.proc.stop(), worker?.proc.stop()]);
+    await bus?.close();
+    await proxy?.close();
+    await db?.drop();
+  });
+
+  it('reads, sets, merges and clears back to the global default', async () => {
+    expect(await read(a)).toEqual({
+      model: MODEL,
+      active_decode_blocks_threshold: 0.9,
+      active_prefill_tokens_threshold: null,
+      active_prefill_tokens_threshold_frac: null,
+    });
+    const set = await post(
+      `${a.url}/busy_threshold`,
+      { model: MODEL, active_prefill_tokens_threshold: 5000 },
+      asAlice,
+    );
+    expect(set.status).toBe(200);
+    expect(set.json).toMatchObject({
+      active_decode_blocks_threshold: 0.9,
+      active_prefill_tokens_threshold: 5000,
+    });
+    const merged = await post(
+      `${a.url}/busy_threshold`,
+      { model: MODEL, active_prefill_tokens_threshold_frac: 1.5 },
+      asAlice,
+    );
+    expect(merged.json).toMatchObject({
+      active_prefill_tokens_threshold: 5000,
+      active_prefill_tokens_threshold_frac: 1.5,
+    });
+    const cleared = await post(
+      `${a.url}/busy_threshold`,
+      {
+        model: MODEL,
+        active_prefill_tokens_threshold: null,
+        active_prefill_tokens_threshold_frac: null,
+      },
+      asAlice,
+    );
+    expect(cleared.json).toEqual({
+      model: MODEL,
+      active_decode_blocks_threshold: 0.9,
+      active_prefill_tokens_threshold: null,
+      active_prefill_tokens_threshold_frac: null,
+    });
+    const list = (await (await fetch(`${a.url}/busy_threshold`)).json()) as { thresholds: Entry[] };
+    expect(list.thresholds.find((t) => t.model === MODEL)).toEqual(cleared.json);
+  });
+
+  it.each([
+    ['decode 1.5', { model: MODEL, active_decode_blocks_threshold: 1.5 }],
+    ['negative tokens', { model: MODEL, active_prefill_tokens_threshold: -1 }],
+    ['fractional tokens', { model: MODEL, active_prefill_tokens_threshold: 2.5 }],
+    ['negative frac', { model: MODEL, active_prefill_tokens_threshold_frac: -0.5 }],
+    ['number as string', { model: MODEL, active_decode_blocks_threshold: '0.5' }],
+    ['missing model', { active_decode_blocks_threshold: 0.5 }],
+    ['unknown key', { model: MODEL, active_decode_blocks_threshold: 0.5, surprise: 1 }],
+    ['300-char model', { model: 'm'.repeat(300), active_decode_blocks_threshold: 0.5 }],
+  ])('answers 400 and changes nothing for %s', async (_name, body) => {
+    const before = { entry: await read(a), rows: await auditRows() };
+    const res = await post(`${a.url}/busy_threshold`, body, asAlice);
+    expect(res.status).toBe(400);
+    expect(res.json).toMatchObject({ type: 'invalid_request_error', code: 400 });
+    expect(await read(a)).toEqual(before.entry);
+    expect(await auditRows()).toBe(before.rows);
+  });
+
+  it('needs a bearer token to write: 401 without, 403 wrong, 200 with the actor recorded', async () => {
+    const body = { model: 'auth/model', active_decode_blocks_threshold: 0.7 };
+    expect((await post(`${a.url}/busy_threshold`, body)).status).toBe(401);
+    expect((await post(`${a.url}/busy_threshold`, body, auth('not-a-token'))).status).toBe(403);
+    expect((await post(`${a.url}/busy_threshold`, { model: 'auth/model' })).status).toBe(200); // a read
+    const ok = await post(`${a.url}/busy_threshold`, body, auth('bob-secret-token-2'));
+    expect(ok.status).toBe(200);
+    const page = await audit(a, '?model=auth%2Fmodel');
+    expect(page.entries).toHaveLength(1);
+    expect(page.entries[0]).toMatchObject({
+      actor: 'bob',
+      model: 'auth/model',
+      before: {
+        active_decode_blocks_threshold: null,
+        active_prefill_tokens_threshold: null,
+        active_prefill_tokens_threshold_frac: null,
+      },
+      after: {
+        active_decode_blocks_threshold: 0.7,
+        active_prefill_tokens_threshold: null,
+        active_prefill_tokens_threshold_frac: null,
+      },
+    });
+    expect(page.entries[0].source).toMatch(/127\.0\.0\.1/);
+    expect(Number.isNaN(Date.parse(page.entries[0].at))).toBe(false);
+  });
+
+  it('writes one audit row per change, newest first, paginated without loss or duplicates', async () => {
+    const model = 'audit/model';
+    for (let k = 1; k <= 7; k++) {
+      expect(
+        (
+          await post(
+            `${a.url}/busy_threshold`,
+            { model, active_prefill_tokens_threshold: k },
+            asAlice,
+          )
+        ).status,
+      ).toBe(200);
+    }
+    const seen: AuditEntry[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await audit(
+        b,
+        `?model=audit%2Fmodel&limit=3${cursor ? `&before=${cursor}` : ''}`,
+      );
+      expect(page.entries.length).toBeLessThanOrEqual(3);
+      seen.push(...page.entries);
+      cursor = page.next;
+    } while (cursor);
+    expect(seen.map((e) => e.after.active_prefill_tokens_threshold)).toEqual([7, 6, 5, 4, 3, 2, 1]);
+    expect(new Set(seen.map((e) => e.id)).size).toBe(7);
+  });
+
+  it('applies a change made on replica A on replica B within 1 s (B starts rejecting)', async () => {
+    bus.report(namespace, { worker_id: 'thr-w', endpoint: worker.url, active_decode_blocks: 60 });
+    await waitFor(async () => (await chat(b.url)).status === 200, 'B admits at 0.6 < 0.9');
+    const started = Date.now();
+    await post(
+      `${a.url}/busy_threshold`,
+      { model: MODEL, active_decode_blocks_threshold: 0.5 },
+      asAlice,
+    );
+    await waitFor(async () => (await chat(b.url)).status === 503, 'B rejects', 1000, 10);
+    expect(Date.now() - started).toBeLessThan(1000);
+    await post(
+      `${a.url}/busy_threshold`,
+      { model: MODEL, active_decode_blocks_threshold: null },
+      asAlice,
+    );
+    await waitFor(async () => (await chat(b.url)).status === 200, 'B admits again', 1000, 10);
+  });
+
+  it('leaves 50 audit rows and the newest row’s state after 50 concurrent writes', async () => {
+    const model = 'race/model';
+    const replies = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        post(
+          `${(i % 2 ? a : b).url}/busy_threshold`,
+          { model, active_prefill_tokens_threshold: i + 1 },
+          asAlice,
+        ),
+      ),
+    );
+    expect(replies.every((r) => r.status === 200)).toBe(true);
+    const rows = await queryRows<{ after: Entry }>(
+      db.url(),
+      'SELECT "after" FROM threshold_audit WHERE model = $1 ORDER BY id DESC',
+      [model],
+    );
+    expect(rows).toHaveLength(50);
+    const stored = await queryRows<{ v: string }>(
+      db.url(),
+      'SELECT active_prefill_tokens_threshold AS v FROM model_thresholds WHERE model = $1',
+      [model],
+    );
+    expect(Number(stored[0].v)).toBe(rows[0].after.active_prefill_tokens_threshold);
+    await waitFor(
+      async () =>
+        (await read(b, model)).active_prefill_tokens_threshold ===
+        rows[0].after.active_prefill_tokens_threshold,
+      'B in step',
+    );
+    expect((await read(a, model)).active_prefill_tokens_threshold).toBe(
+      rows[0].after.active_prefill_tokens_threshold,
+    );
+  });
+
+  it('keeps admitting and refuses writes cleanly while PostgreSQL is away, then recovers', async () => {
+    const model = 'outage/model';
+    const rowsBefore = await auditRows();
+    proxy.cut();
+    try {
+      const res = await post(
+        `${a.url}/busy_threshold`,
+        { model, active_decode_blocks_threshold: 0.3 },
+        asAlice,
+      );
+      expect(res.status).toBe(503);
+      expect(res.json).toMatchObject({ type: 'service_unavailable', code: 503 });
+      expect((res.json as { message: string }).message).toMatch(/nothing was changed/);
+      expect((await read(a, model)).active_decode_blocks_threshold).toBe(0.9); // reads from memory
+      expect((await chat(a.url)).status).toBe(200); // admission unaffected
+      expect((await fetch(`${a.url}/health`)).status).toBe(503);
+    } finally {
+      proxy.restore();
+    }
+    expect(await auditRows()).toBe(rowsBefore);
+    expect(
+      await queryRows(db.url(), 'SELECT 1 FROM model_thresholds WHERE model = $1', [model]),
+    ).toHaveLength(0);
+    await waitFor(
+      async () =>
+        (
+          await post(
+            `${a.url}/busy_threshold`,
+            { model, active_decode_blocks_threshold: 0.3 },
+            asAlice,
+          )
+        ).status === 200,
+      'writes recover',
+    );
+    expect(await auditRows()).toBe(rowsBefore + 1);
+  });
+
+  it('keeps stored values across a restart', async () => {
+    await post(
+      `${a.url}/busy_threshold`,
+      { model: 'durable/model', active_decode_blocks_threshold: 0.42 },
+      asAlice,
+    );
+    await a.proc.stop();
+    a = await startReplica();
+    expect((await read(a, 'durable/model')).active_decode_blocks_threshold).toBe(0.42);
+  });
+
+  it('documents the admin routes in OpenAPI', async () => {
+    const doc = (await (await fetch(`${a.url}/docs-json`)).json()) as {
+      paths: Record<string, unknown>;
+    };
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(['/busy_threshold', '/busy_threshold/audit']),
+    );
+    expect((await fetch(`${a.url}/docs`)).status).toBe(200);
+  });
+});
+
+describe('busy thresholds with the embedded database', () => {
+  it('keeps stored values across a restart of the embedded system, and accepts loopback writes as anonymous', async () => {
+    const dataDir = (await import('./support/processes')).tempDataDir();
+    const start = () => startFrontend(['--data-dir', dataDir]);
+    let fe = await start();
+    try {
+      const res = await post(`${fe.url}/busy_threshold`, {
+        model: 'embedded/model',
+        active_prefill_tokens_threshold: 123,
+      });
+      expect(res.status).toBe(200);
+      const page = (await (await fetch(`${fe.url}/busy_threshold/audit`)).json()) as {
+        entries: AuditEntry[];
+      };
+      expect(page.entries[0]).toMatchObject({ actor: 'anonymous', model: 'embedded/model' });
+      await fe.proc.stop();
+      fe = await start();
+      expect(
+        (await post(`${fe.url}/busy_threshold`, { model: 'embedded/model' })).json,
+      ).toMatchObject({
+        active_prefill_tokens_threshold: 123,
+      });
+    } finally {
+      await fe.proc.stop();
+    }
+  });
+});
