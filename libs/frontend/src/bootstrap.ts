@@ -1,25 +1,33 @@
-import { Logger } from '@nestjs/common';
+import { Logger as NestLogger, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import {
-  InProcessBus,
-  InProcessEventPublisher,
-  InProcessTransport,
-  NamespacedNatsServer,
-} from '@sluice/bus';
-import type { NatsConnection } from 'nats';
-import { ThresholdSyncService } from './thresholds/threshold-sync.service';
+import { InProcessBus } from '@sluice/bus';
+import { Logger } from 'nestjs-pino';
+import { AdmissionPolicy } from './admission/admission-policy';
 import { FrontendConfig } from './config/frontend-config';
 import { FrontendModule } from './frontend.module';
-import { BusStateService } from './ops/bus-state.service';
+import { drainAndClose, installSignalHandlers } from './ops/graceful-shutdown';
+import { REQUEST_ID_HEADER, requestIdFor } from './ops/logging.module';
+import { connectMonitor } from './ops/monitor-transport';
 import { setupOpenApi } from './ops/openapi';
 import { describeAdmission } from './thresholds/describe-admission';
+import { ThresholdSyncService } from './thresholds/threshold-sync.service';
 
 export interface FrontendHandle {
   readonly app: NestFastifyApplication;
   /** Base URL the frontend listens on, e.g. http://127.0.0.1:8000. */
   readonly url: string;
+  /** Drains in-flight requests (up to --shutdown-timeout-ms), then closes. */
   close(): Promise<void>;
+}
+
+export interface FrontendOptions {
+  /** The in-process bus of the embedded system (used when there is no --nats-url). */
+  embeddedBus?: InProcessBus;
+  /** Handle SIGTERM/SIGINT with a drain (default true; the embedded launcher does its own). */
+  shutdownHooks?: boolean;
+  /** Your own admission policies, run after the built-in busy check (README: custom guards). */
+  policies?: Type<AdmissionPolicy>[];
 }
 
 /**
@@ -28,59 +36,49 @@ export interface FrontendHandle {
  */
 export async function createFrontendApp(
   config: FrontendConfig,
-  options: { embeddedBus?: InProcessBus; shutdownHooks?: boolean } = {},
+  options: FrontendOptions = {},
 ): Promise<FrontendHandle> {
-  const { embeddedBus, shutdownHooks = true } = options;
-  const adapter = new FastifyAdapter({ bodyLimit: config.bodyLimitBytes });
+  const adapter = new FastifyAdapter({
+    bodyLimit: config.bodyLimitBytes,
+    genReqId: requestIdFor,
+    requestIdHeader: false,
+  });
+  adapter.getInstance().addHook('onRequest', (request, reply, done) => {
+    void reply.header(REQUEST_ID_HEADER, request.id);
+    done();
+  });
   const app = await NestFactory.create<NestFastifyApplication>(
-    FrontendModule.forRoot(config),
+    FrontendModule.forRoot(config, options.policies ?? []),
     adapter,
+    { bufferLogs: true },
   );
-  if (shutdownHooks) app.enableShutdownHooks();
-  const busState = app.get(BusStateService);
-  let natsServer: NamespacedNatsServer | undefined;
-  if (config.natsUrl) {
-    const server = new NamespacedNatsServer(
-      {
-        servers: config.natsUrl,
-        name: 'sluice-frontend',
-        reconnect: true,
-        maxReconnectAttempts: -1,
-        reconnectTimeWait: 500,
-        waitOnFirstConnect: true,
-      },
-      config.namespace,
-    );
-    busState.attach(server);
-    natsServer = server;
-    app.connectMicroservice({ strategy: server }, { inheritAppConfig: true });
-  } else {
-    if (!embeddedBus) throw new Error('no --nats-url and no embedded bus: nothing to monitor');
-    busState.attachEmbedded();
-    app.connectMicroservice(
-      { strategy: new InProcessTransport(embeddedBus, config.namespace) },
-      { inheritAppConfig: true },
-    );
-  }
+  app.useLogger(app.get(Logger));
+  const publisher = connectMonitor(app, config, options.embeddedBus);
   setupOpenApi(app);
   // Thresholds are loaded (retrying while the database is away) before anything is served.
   await app.init();
   await app.startAllMicroservices();
-  const sync = app.get(ThresholdSyncService);
-  if (natsServer) {
-    const nc = natsServer.unwrap<NatsConnection>();
-    sync.setPublisher((subject, payload) => nc.publish(subject, JSON.stringify(payload)));
-  } else if (embeddedBus) {
-    const publisher = new InProcessEventPublisher(embeddedBus);
-    sync.setPublisher((subject, payload) => publisher.publish(subject, payload));
-  }
+  app.get(ThresholdSyncService).setPublisher(publisher());
   await app.listen(config.httpPort, config.httpHost);
-  const address = app.getHttpServer().address();
-  const port = typeof address === 'object' && address ? address.port : config.httpPort;
-  const host = config.httpHost === '0.0.0.0' ? '127.0.0.1' : config.httpHost;
-  const url = `http://${host}:${port}`;
-  const logger = new Logger('Sluice');
+  if (options.shutdownHooks ?? true) installSignalHandlers(app, config.shutdownTimeoutMs);
+  const url = listeningUrl(app, config);
+  const logger = new NestLogger('Sluice');
   logger.log(`frontend listening on ${url} (bus: ${config.natsUrl ?? 'embedded in-process'})`);
   logger.log(describeAdmission(config));
-  return { app, url, close: () => app.close() };
+  logger.log(
+    config.adminTokens.length > 0
+      ? `threshold changes need a bearer token (admins: ${config.adminTokens.map((t) => t.name).join(', ')})`
+      : 'no --admin-token configured: threshold changes are accepted from loopback clients only',
+  );
+  return { app, url, close: () => drainAndClose(app, config.shutdownTimeoutMs) };
+}
+
+function listeningUrl(app: NestFastifyApplication, config: FrontendConfig): string {
+  const address: unknown = app.getHttpServer().address();
+  const port =
+    typeof address === 'object' && address !== null
+      ? (address as { port: number }).port
+      : config.httpPort;
+  const host = config.httpHost === '0.0.0.0' ? '127.0.0.1' : config.httpHost;
+  return `http://${host}:${port}`;
 }

@@ -1,4 +1,6 @@
 export { FrontendModule } from './frontend.module';
+export { AdmissionPolicy, AdmissionRejectedError } from './admission/admission-policy';
+export type { AdmissionRequest } from './admission/admission-policy';
 export { FrontendConfig } from './config/frontend-config';
 export type { AdmissionControl, RouterMode, GlobalThresholds } from './config/frontend-config';
 export { FrontendConfigError } from './config/frontend-config.error';

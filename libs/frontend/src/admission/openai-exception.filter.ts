@@ -79,12 +79,22 @@ export class OpenAiExceptionFilter implements ExceptionFilter {
       Array.isArray((response as { message?: unknown }).message)
         ? (response as { message: string[] }).message
         : undefined;
+    // A health check's failure carries its per-indicator report: keep it as `details`.
+    const report =
+      typeof response === 'object' && response !== null && 'details' in response
+        ? response
+        : undefined;
     const body: OpenAiErrorBody = {
-      message: fieldErrors ? `Invalid request: ${fieldErrors.join('; ')}` : exception.message,
-      type: known.type,
+      message: fieldErrors
+        ? `Invalid request: ${fieldErrors.join('; ')}`
+        : report
+          ? 'Not ready'
+          : exception.message,
+      type: report ? 'service_unavailable' : known.type,
       code: status,
     };
     if (fieldErrors) body.details = fieldErrors;
+    if (report) body.details = report;
     return { body, errorType: known.errorType, rejection: false };
   }
 

@@ -1,5 +1,6 @@
 export type AdmissionControl = 'none' | 'token-capacity';
 export type RouterMode = 'round-robin' | 'random' | 'least-loaded';
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 export interface GlobalThresholds {
   readonly activeDecodeBlocks: number | null;
@@ -36,6 +37,13 @@ export class FrontendConfig {
   readonly adminTokens: readonly AdminToken[] = [];
   /** Safety-net reload of every stored threshold, beside the NATS change notifications. */
   readonly thresholdResyncMs: number = 5000;
+  readonly logLevel: LogLevel = 'info';
+  /** One JSON line per request (off by default: at tens of thousands of 503/s it costs). */
+  readonly accessLog: boolean = false;
+  /** How long a shutdown waits for in-flight requests before closing anyway. */
+  readonly shutdownTimeoutMs: number = 30000;
+  /** The bundled example policy: cap on requests in flight per API key (null = off). */
+  readonly maxInflightPerKey: number | null = null;
   readonly namespace: string = 'dynamo';
   /** Upper bound on tracked workers, so hostile reports cannot exhaust memory. */
   readonly maxWorkers: number = 100000;

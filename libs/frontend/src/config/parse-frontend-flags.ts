@@ -1,5 +1,11 @@
 import { parseArgs } from 'node:util';
-import { AdminToken, AdmissionControl, FrontendConfig, RouterMode } from './frontend-config';
+import {
+  AdminToken,
+  AdmissionControl,
+  FrontendConfig,
+  LogLevel,
+  RouterMode,
+} from './frontend-config';
 import { FrontendConfigError } from './frontend-config.error';
 
 /** Flags of contract §2 (and a few operational ones); each also reads `SLUICE_<UPPER_SNAKE>`. */
@@ -21,6 +27,10 @@ const FLAGS = {
   'data-dir': { type: 'string' },
   'admin-token': { type: 'string', multiple: true },
   'threshold-resync-ms': { type: 'string' },
+  'log-level': { type: 'string' },
+  'access-log': { type: 'string' },
+  'shutdown-timeout-ms': { type: 'string' },
+  'max-inflight-per-key': { type: 'string' },
   namespace: { type: 'string' },
   'max-workers': { type: 'string' },
   'upstream-timeout-ms': { type: 'string' },
@@ -181,6 +191,10 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
     dataDir: r.string('data-dir', './data'),
     adminTokens: parseAdminTokens(values['admin-token'], env),
     thresholdResyncMs: int('threshold-resync-ms', 100, 5000),
+    logLevel: r.oneOf<LogLevel>('log-level', ['debug', 'info', 'warn', 'error'], 'info'),
+    accessLog: r.oneOf('access-log', ['true', 'false'], 'false') === 'true',
+    shutdownTimeoutMs: int('shutdown-timeout-ms', 0, 30000),
+    maxInflightPerKey: r.number('max-inflight-per-key', { min: 1, integer: true }),
     namespace: parseNamespace(r),
     maxWorkers: int('max-workers', 1, 100000),
     upstreamTimeoutMs: int('upstream-timeout-ms', 1, 600000),

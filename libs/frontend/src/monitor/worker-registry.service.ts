@@ -162,6 +162,10 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     const model = this.models.get(worker.model);
     if (workerBusy) model?.markBusy(worker);
     else model?.markFree(worker);
+    this.logger.log(
+      `worker ${worker.id} of model '${worker.model}' is now ${workerBusy ? 'BUSY' : 'free'} ` +
+        `(${model?.free.length ?? 0} of ${model?.workers.size ?? 0} workers free)`,
+    );
     for (const o of this.observers) o.busyChanged(worker);
   }
 

@@ -1,13 +1,36 @@
-import { Module } from '@nestjs/common';
+import { DynamicModule, Module, Type } from '@nestjs/common';
 import { AdmissionGuard } from '../admission/admission.guard';
+import { AdmissionPolicies, AdmissionPolicy } from '../admission/admission-policy';
+import { InflightPerKeyPolicy } from '../admission/policies/inflight-per-key.policy';
+import { FrontendConfig } from '../config/frontend-config';
 import { MonitorModule } from '../monitor/monitor.module';
+import { OpsModule } from '../ops/ops.module';
 import { RouterModule } from '../router/router.module';
 import { ModelsService } from './models.service';
 import { OpenAiController } from './openai.controller';
 
-@Module({
-  imports: [MonitorModule, RouterModule],
-  controllers: [OpenAiController],
-  providers: [ModelsService, AdmissionGuard],
-})
-export class OpenAiModule {}
+/** The OpenAI endpoints, guarded by admission control and the configured policies. */
+@Module({})
+export class OpenAiModule {
+  static forRoot(config: FrontendConfig, userPolicies: Type<AdmissionPolicy>[]): DynamicModule {
+    const policies: Type<AdmissionPolicy>[] = [
+      ...(config.maxInflightPerKey !== null ? [InflightPerKeyPolicy] : []),
+      ...userPolicies,
+    ];
+    return {
+      module: OpenAiModule,
+      imports: [MonitorModule, RouterModule, OpsModule],
+      controllers: [OpenAiController],
+      providers: [
+        ModelsService,
+        AdmissionGuard,
+        ...policies,
+        {
+          provide: AdmissionPolicies,
+          inject: policies,
+          useFactory: (...instances: AdmissionPolicy[]) => new AdmissionPolicies(instances),
+        },
+      ],
+    };
+  }
+}

@@ -1,44 +1,32 @@
-import { Controller, Get, Res } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
-import { ThresholdRepository } from '../thresholds/persistence';
-import { BusStateService } from './bus-state.service';
-
-const PING_TIMEOUT_MS = 1000;
+import { Controller, Get } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { HealthCheck, HealthCheckResult, HealthCheckService } from '@nestjs/terminus';
+import { HealthIndicators } from './health.indicators';
 
 /** Liveness and readiness probes. */
+@ApiTags('operations')
 @Controller()
 export class OpsController {
   constructor(
-    private readonly bus: BusStateService,
-    private readonly repository: ThresholdRepository,
+    private readonly health: HealthCheckService,
+    private readonly indicators: HealthIndicators,
   ) {}
 
   @Get('live')
+  @ApiOperation({ summary: 'Liveness: 200 while the process runs' })
   live(): { status: 'ok' } {
     return { status: 'ok' };
   }
 
-  /** Ready when the bus and the threshold database answer; 503 (degraded) otherwise. */
+  /** Ready when the bus and the threshold database answer and no shutdown is under way. */
   @Get('health')
-  async health(@Res() reply: FastifyReply): Promise<void> {
-    const bus = this.bus.state;
-    const database = await this.pingDatabase();
-    const ok = bus !== 'disconnected' && database === 'up';
-    void reply.code(ok ? 200 : 503).send({ status: ok ? 'ok' : 'degraded', bus, database });
-  }
-
-  private async pingDatabase(): Promise<'up' | 'down'> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('timeout')), PING_TIMEOUT_MS);
-    });
-    try {
-      await Promise.race([this.repository.ping(), timeout]);
-      return 'up';
-    } catch {
-      return 'down';
-    } finally {
-      clearTimeout(timer);
-    }
+  @HealthCheck()
+  @ApiOperation({ summary: 'Readiness: bus and threshold database reachable, not draining' })
+  ready(): Promise<HealthCheckResult> {
+    return this.health.check([
+      () => this.indicators.serving(),
+      () => this.indicators.busHealth(),
+      () => this.indicators.databaseHealth(),
+    ]);
   }
 }

@@ -36,6 +36,9 @@ interface Exchange {
  */
 @Injectable()
 export class ProxyService {
+  /** Requests between arrival and their last byte (queued ones included): what a drain waits for. */
+  active = 0;
+
   constructor(
     private readonly config: FrontendConfig,
     private readonly router: RouterService,
@@ -55,7 +58,14 @@ export class ProxyService {
       if (!reply.raw.writableFinished) abort.abort();
     });
     const promptTokens = estimatePromptTokens(body);
-    const lease = await this.router.acquire(body.model, promptTokens, abort.signal);
+    this.active++;
+    let lease: Lease;
+    try {
+      lease = await this.router.acquire(body.model, promptTokens, abort.signal);
+    } catch (err) {
+      this.active--;
+      throw err;
+    }
     const x: Exchange = {
       model: body.model,
       endpoint,
@@ -177,6 +187,7 @@ export class ProxyService {
   private end(x: Exchange, errorType: ErrorType | null): void {
     if (x.ended) return;
     x.ended = true;
+    this.active--;
     x.lease.release();
     this.metrics.inflight.dec({ model: x.model });
     this.metrics.finished(x.model, (performance.now() - x.startedMs) / 1000);

@@ -1,4 +1,4 @@
-import { CanActivate, ExecutionContext, Injectable, Logger } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { FrontendConfig } from '../config/frontend-config';
 import { AdminForbiddenError, AdminUnauthorizedError } from './errors/admin-auth.error';
@@ -33,11 +33,6 @@ export class AdminAuthGuard implements CanActivate {
 
   constructor(config: FrontendConfig) {
     this.tokens = config.adminTokens.map((t) => ({ name: t.name, digest: digest(t.token) }));
-    if (this.tokens.length === 0) {
-      new Logger('Thresholds').warn(
-        'no --admin-token configured: threshold changes are accepted from loopback clients only',
-      );
-    }
   }
 
   canActivate(context: ExecutionContext): boolean {

@@ -11,7 +11,6 @@ import {
   ValidationPipe,
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { randomUUID } from 'node:crypto';
 import { AdminAuthGuard, AdminRequest } from './admin-auth.guard';
 import { AuditPageDto, AuditQueryDto } from './dto/audit.dto';
 import { SetThresholdDto } from './dto/set-threshold.dto';
@@ -25,10 +24,10 @@ const adminPipe = new ValidationPipe({
   transform: true,
 });
 
-function requestId(req: AdminRequest): string {
-  const given = req.headers['x-request-id'];
-  const id = Array.isArray(given) ? given[0] : given;
-  return id && /^[\w.:-]{1,128}$/.test(id) ? id : randomUUID();
+/** The request's id (the caller's `x-request-id` when it sent a sane one), echoed in the reply. */
+function requestId(req: AdminRequest): string | null {
+  const id = (req as { id?: unknown }).id;
+  return typeof id === 'string' ? id : null;
 }
 
 @ApiTags('busy thresholds')

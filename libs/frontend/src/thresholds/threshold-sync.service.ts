@@ -75,10 +75,15 @@ export class ThresholdSyncService implements OnApplicationBootstrap, OnModuleDes
   }
 
   announce(model: string): void {
-    this.publish?.(subjectFor(this.config.namespace, BUSY_THRESHOLD_CHANGED_EVENT), {
-      model,
-      origin: this.origin,
-    });
+    try {
+      this.publish?.(subjectFor(this.config.namespace, BUSY_THRESHOLD_CHANGED_EVENT), {
+        model,
+        origin: this.origin,
+      });
+    } catch (err) {
+      // The change is stored; peers pick it up at their next resync.
+      this.logger.warn(`could not announce the change of '${model}': ${String(err)}`);
+    }
   }
 
   /** Another replica changed `model`: read the committed values and apply them now. */

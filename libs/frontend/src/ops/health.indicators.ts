@@ -1,0 +1,48 @@
+import { Injectable } from '@nestjs/common';
+import { HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
+import { ThresholdRepository } from '../thresholds/persistence';
+import { BusStateService } from './bus-state.service';
+import { LifecycleService } from './lifecycle.service';
+
+const PING_TIMEOUT_MS = 1000;
+
+/** Readiness inputs: the bus connection, the threshold database, and whether we are draining. */
+@Injectable()
+export class HealthIndicators {
+  constructor(
+    private readonly indicators: HealthIndicatorService,
+    private readonly bus: BusStateService,
+    private readonly repository: ThresholdRepository,
+    private readonly lifecycle: LifecycleService,
+  ) {}
+
+  busHealth(): HealthIndicatorResult<'bus'> {
+    const state = this.bus.state;
+    const check = this.indicators.check('bus');
+    return state === 'disconnected' ? check.down({ state }) : check.up({ state });
+  }
+
+  async databaseHealth(): Promise<HealthIndicatorResult<'database'>> {
+    const check = this.indicators.check('database');
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no answer within ${PING_TIMEOUT_MS} ms`)),
+        PING_TIMEOUT_MS,
+      );
+    });
+    try {
+      await Promise.race([this.repository.ping(), timeout]);
+      return check.up();
+    } catch (err) {
+      return check.down({ message: err instanceof Error ? err.message : String(err) });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  serving(): HealthIndicatorResult<'serving'> {
+    const check = this.indicators.check('serving');
+    return this.lifecycle.draining ? check.down({ message: 'shutting down' }) : check.up();
+  }
+}

@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { TerminusModule } from '@nestjs/terminus';
+import { MonitorModule } from '../monitor/monitor.module';
+import { ThresholdsModule } from '../thresholds/thresholds.module';
+import { HealthIndicators } from './health.indicators';
+import { LifecycleService } from './lifecycle.service';
+import { OpsController } from './ops.controller';
+
+@Module({
+  imports: [TerminusModule.forRoot({ errorLogStyle: 'json' }), MonitorModule, ThresholdsModule],
+  controllers: [OpsController],
+  providers: [HealthIndicators, LifecycleService],
+  exports: [LifecycleService],
+})
+export class OpsModule {}

@@ -1,0 +1,193 @@
+import { MODEL, TestBus } from './support/bus';
+import { chat, post } from './support/http';
+import {
+  FrontendProcess,
+  startFrontend,
+  startWorker,
+  waitFor,
+  WorkerProcess,
+} from './support/processes';
+
+/** Operations surface: probes, metrics, OpenAPI, request ids, logs, the example policy, drain. */
+describe('operations', () => {
+  let bus: TestBus;
+  let worker: WorkerProcess;
+  let fe: FrontendProcess;
+
+  beforeAll(async () => {
+    bus = await TestBus.connect();
+    worker = await startWorker(['--speedup', '1']);
+    fe = await startFrontend([
+      '--admission-control',
+      'token-capacity',
+      '--active-decode-blocks-threshold',
+      '0.8',
+      '--max-inflight-per-key',
+      '1',
+    ]);
+    bus.report(fe.namespace, {
+      worker_id: 'ops-w',
+      endpoint: worker.url,
+      active_decode_blocks: 10,
+    });
+    await waitFor(async () => (await chat(fe.url)).status === 200, 'worker admitted');
+  });
+
+  afterAll(async () => {
+    await Promise.all([fe?.proc.stop(), worker?.proc.stop()]);
+    await bus?.close();
+  });
+
+  it('answers /live and /health as probes', async () => {
+    const live = await fetch(`${fe.url}/live`);
+    expect(live.status).toBe(200);
+    expect(await live.json()).toEqual({ status: 'ok' });
+    const health = await fetch(`${fe.url}/health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({
+      status: 'ok',
+      details: { serving: { status: 'up' }, bus: { status: 'up' }, database: { status: 'up' } },
+    });
+  });
+
+  it('exports every metric family of contract §6 at /metrics', async () => {
+    const res = await fetch(`${fe.url}/metrics`);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await res.text();
+    for (const name of [
+      'dynamo_frontend_model_rejection_total',
+      'dynamo_frontend_requests_total',
+      'dynamo_frontend_inflight_requests',
+      'dynamo_frontend_queued_requests',
+      'dynamo_frontend_time_to_first_token_seconds',
+      'dynamo_frontend_request_duration_seconds',
+      'dynamo_frontend_worker_active_decode_blocks',
+      'dynamo_frontend_worker_kv_total_blocks',
+      'dynamo_frontend_worker_active_prefill_tokens',
+      'dynamo_frontend_worker_busy',
+      'dynamo_frontend_kv_metrics_invalid_total',
+    ]) {
+      expect(text).toContain(`# TYPE ${name} `);
+    }
+  });
+
+  it('serves the OpenAPI document', async () => {
+    const doc = (await (await fetch(`${fe.url}/docs-json`)).json()) as {
+      openapi: string;
+      paths: object;
+    };
+    expect(doc.openapi).toMatch(/^3\./);
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(['/busy_threshold', '/health', '/live']),
+    );
+  });
+
+  it('echoes a sane x-request-id and makes one up otherwise', async () => {
+    const given = await fetch(`${fe.url}/v1/models`, { headers: { 'x-request-id': 'trace-42' } });
+    expect(given.headers.get('x-request-id')).toBe('trace-42');
+    const odd = await fetch(`${fe.url}/v1/models`, {
+      headers: { 'x-request-id': 'bad id with spaces' },
+    });
+    expect(odd.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('logs busy/free transitions as JSON lines', async () => {
+    bus.report(fe.namespace, {
+      worker_id: 'ops-w',
+      endpoint: worker.url,
+      active_decode_blocks: 95,
+    });
+    await fe.proc.waitForOutput(/"msg":"worker ops-w of model 'Qwen\/Qwen3-0.6B' is now BUSY/);
+    bus.report(fe.namespace, {
+      worker_id: 'ops-w',
+      endpoint: worker.url,
+      active_decode_blocks: 10,
+    });
+    await fe.proc.waitForOutput(/is now free/);
+    const line = fe.proc.output.split('\n').find((l) => l.includes('is now BUSY')) as string;
+    expect(JSON.parse(line)).toMatchObject({ level: 30, context: 'WorkerMonitor' });
+  });
+
+  it('runs the example policy: one request in flight per API key, answered 429 through the same filter', async () => {
+    const long = {
+      model: MODEL,
+      messages: [{ role: 'user', content: 'long' }],
+      max_tokens: 300,
+      stream: true,
+    };
+    const first = fetch(`${fe.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer key-a' },
+      body: JSON.stringify(long),
+    });
+    const firstRes = await first;
+    expect(firstRes.status).toBe(200);
+    const second = await post(
+      `${fe.url}/v1/chat/completions`,
+      { ...long, stream: false },
+      { authorization: 'Bearer key-a' },
+    );
+    expect(second.status).toBe(429);
+    expect(second.json).toEqual({
+      message: 'Too many requests in flight for this API key (limit 1), please retry later',
+      type: 'rate_limit_error',
+      code: 429,
+    });
+    const otherKey = await post(
+      `${fe.url}/v1/chat/completions`,
+      { ...long, max_tokens: 2, stream: false },
+      { authorization: 'Bearer key-b' },
+    );
+    expect(otherKey.status).toBe(200);
+    await firstRes.text(); // the first request ends…
+    await waitFor(
+      async () =>
+        (
+          await post(
+            `${fe.url}/v1/chat/completions`,
+            { ...long, max_tokens: 2, stream: false },
+            { authorization: 'Bearer key-a' },
+          )
+        ).status === 200,
+      'key-a admitted again',
+    );
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('drains in-flight streams, refuses new work, and exits 0', async () => {
+    const bus = await TestBus.connect();
+    const worker = await startWorker(['--speedup', '1']);
+    const fe = await startFrontend(['--shutdown-timeout-ms', '20000']);
+    try {
+      bus.report(fe.namespace, { worker_id: 'drain-w', endpoint: worker.url });
+      await waitFor(async () => (await chat(fe.url)).status === 200, 'worker admitted');
+      const stream = await fetch(`${fe.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: MODEL,
+          messages: [{ role: 'user', content: 'x' }],
+          max_tokens: 200,
+          stream: true,
+        }),
+      });
+      expect(stream.status).toBe(200);
+      fe.proc.child.kill('SIGTERM');
+      await fe.proc.waitForOutput(/SIGTERM received/);
+      expect((await fetch(`${fe.url}/health`)).status).toBe(503);
+      const refused = await chat(fe.url);
+      expect(refused.status).toBe(503);
+      expect(refused.json).toMatchObject({
+        type: 'service_unavailable',
+        message: expect.stringMatching(/shutting down/),
+      });
+      const body = await stream.text();
+      expect(body.trimEnd().endsWith('data: [DONE]')).toBe(true);
+      expect(await fe.proc.exited).toBe(0);
+    } finally {
+      await Promise.all([fe.proc.stop(), worker.proc.stop()]);
+      await bus.close();
+    }
+  });
+});
