@@ -7,7 +7,8 @@ import { AdmissionPolicy } from './admission/admission-policy';
 import { FrontendConfig } from './config/frontend-config';
 import { FrontendModule } from './frontend.module';
 import { drainAndClose, installSignalHandlers } from './ops/graceful-shutdown';
-import { REQUEST_ID_HEADER, requestIdFor } from './ops/logging.module';
+import { hardenHttp } from './ops/http-hardening';
+import { requestIdFor } from './ops/logging.module';
 import { connectMonitor } from './ops/monitor-transport';
 import { setupOpenApi } from './ops/openapi';
 import { describeAdmission } from './thresholds/describe-admission';
@@ -43,16 +44,13 @@ export async function createFrontendApp(
     genReqId: requestIdFor,
     requestIdHeader: false,
   });
-  adapter.getInstance().addHook('onRequest', (request, reply, done) => {
-    void reply.header(REQUEST_ID_HEADER, request.id);
-    done();
-  });
   const app = await NestFactory.create<NestFastifyApplication>(
     FrontendModule.forRoot(config, options.policies ?? []),
     adapter,
     { bufferLogs: true },
   );
   app.useLogger(app.get(Logger));
+  await hardenHttp(app);
   const publisher = connectMonitor(app, config, options.embeddedBus);
   setupOpenApi(app);
   // Thresholds are loaded (retrying while the database is away) before anything is served.

@@ -10,6 +10,7 @@ import { OpenAiModule } from './openai/openai.module';
 import { loggingModule } from './ops/logging.module';
 import { OpsModule } from './ops/ops.module';
 import { RouterModule } from './router/router.module';
+import { StatusModule } from './status/status.module';
 import { ThresholdsModule } from './thresholds/thresholds.module';
 
 /** The whole frontend: OpenAI API, admission, router, worker monitor, metrics. */
@@ -27,6 +28,7 @@ export class FrontendModule {
         OpenAiModule.forRoot(config, policies),
         ThresholdsModule,
         OpsModule,
+        StatusModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: OpenAiExceptionFilter }],
     };

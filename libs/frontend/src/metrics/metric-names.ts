@@ -11,6 +11,9 @@ export const METRIC = {
   workerPrefillTokens: 'dynamo_frontend_worker_active_prefill_tokens',
   workerBusy: 'dynamo_frontend_worker_busy',
   invalidReports: 'dynamo_frontend_kv_metrics_invalid_total',
+  // Beyond contract §6: what an operator needs to alert on a frontend's own dependencies.
+  busConnected: 'sluice_frontend_bus_connected',
+  thresholdStoreUp: 'sluice_frontend_threshold_store_up',
 } as const;
 
 export type EndpointLabel = 'chat_completions' | 'completions' | 'embeddings';

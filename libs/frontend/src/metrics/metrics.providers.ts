@@ -64,6 +64,14 @@ export const metricProviders = [
     help: '1 when every rank of the worker is over a busy threshold',
     labelNames: ['model', 'worker_id'],
   }),
+  makeGaugeProvider({
+    name: METRIC.busConnected,
+    help: '1 while the worker-monitor bus (NATS, or the embedded bus) is connected',
+  }),
+  makeGaugeProvider({
+    name: METRIC.thresholdStoreUp,
+    help: '1 when the last access to the threshold database succeeded',
+  }),
   makeCounterProvider({
     name: METRIC.invalidReports,
     help: 'Load reports dropped as malformed (or refused at the tracked-worker cap)',

@@ -6,6 +6,12 @@ import { ThresholdsService } from '../thresholds/thresholds.service';
 import { isRankBusy } from './busy-rule';
 import { ModelEntry, RankState, WorkerEntry } from './worker-entry';
 
+/**
+ * Models whose workers have all gone are remembered (so they answer 503, not 404) up to this
+ * many; beyond it the oldest are forgotten, so invented model names cannot grow memory forever.
+ */
+export const MAX_EMPTY_MODELS = 1000;
+
 export type RemovalReason = 'worker_down' | 'expired' | 'replaced';
 
 /** Told of every change the registry makes, e.g. to keep Prometheus series in step. */
@@ -25,6 +31,8 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
   private readonly workers = new Map<string, WorkerEntry>();
   private readonly models = new Map<string, ModelEntry>();
   private readonly observers: RegistryObserver[] = [];
+  /** Names of models with no live worker, oldest first. */
+  private readonly emptyModels = new Set<string>();
   private sweepTimer: NodeJS.Timeout | undefined;
   /** While the bus is down silence is not death: expiry waits until it is back. */
   private expiryPaused = false;
@@ -112,6 +120,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       model = new ModelEntry(r.model);
       this.models.set(r.model, model);
     }
+    this.emptyModels.delete(r.model);
     this.workers.set(worker.id, worker);
     model.workers.set(worker.id, worker);
     model.markFree(worker);
@@ -124,10 +133,19 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     if (model) {
       model.markBusy(worker);
       model.workers.delete(worker.id);
+      if (model.workers.size === 0) this.rememberEmpty(model.name);
     }
     this.workers.delete(worker.id);
     this.logger.log(`worker ${worker.id} of model '${worker.model}' removed (${reason})`);
     for (const o of this.observers) o.workerRemoved(worker, reason);
+  }
+
+  private rememberEmpty(name: string): void {
+    this.emptyModels.add(name);
+    if (this.emptyModels.size <= MAX_EMPTY_MODELS) return;
+    const oldest = this.emptyModels.values().next().value as string;
+    this.emptyModels.delete(oldest);
+    this.models.delete(oldest);
   }
 
   private updateRank(worker: WorkerEntry, r: KvMetricsReport): RankState {

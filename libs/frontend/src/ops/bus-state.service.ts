@@ -1,6 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import { Gauge } from 'prom-client';
 import { Observable, Subscription } from 'rxjs';
+import { METRIC } from '../metrics/metric-names';
 import { WorkerRegistry } from '../monitor/worker-registry.service';
 
 export type BusState = 'connected' | 'disconnected' | 'embedded';
@@ -15,7 +18,12 @@ export class BusStateService {
   private current: BusState = 'disconnected';
   private subscription: Subscription | undefined;
 
-  constructor(private readonly registry: WorkerRegistry) {}
+  constructor(
+    private readonly registry: WorkerRegistry,
+    @InjectMetric(METRIC.busConnected) private readonly connected: Gauge,
+  ) {
+    this.connected.set(0);
+  }
 
   get state(): BusState {
     return this.current;
@@ -23,6 +31,7 @@ export class BusStateService {
 
   attachEmbedded(): void {
     this.current = 'embedded';
+    this.connected.set(1);
   }
 
   attach(server: { status: Observable<string> }): void {
@@ -31,6 +40,7 @@ export class BusStateService {
       const next: BusState = status === 'connected' ? 'connected' : 'disconnected';
       if (next === this.current) return;
       this.current = next;
+      this.connected.set(next === 'connected' ? 1 : 0);
       this.registry.setExpiryPaused(next !== 'connected', Date.now());
       if (next === 'connected') this.logger.log('NATS connected: acting on load reports');
       else this.logger.warn(`NATS ${status}: keeping the last known load, worker expiry paused`);

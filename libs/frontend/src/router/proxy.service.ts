@@ -84,6 +84,7 @@ export class ProxyService {
       throw err;
     }
     if (response.statusCode >= 400) return this.relayError(x, response, reply);
+    if (!x.stream) return this.relayUnary(x, response, reply);
     const relay = Readable.from(this.relay(x, response.body), { objectMode: false });
     // If the reply is torn down before the relay ever ran, its `finally` never runs: end here.
     relay.once('close', () => {
@@ -135,6 +136,34 @@ export class ProxyService {
     return new UpstreamError(`Worker ${x.lease.worker.id} failed: ${reason}`, true);
   }
 
+  /**
+   * A unary answer is small: read it whole before replying, so a worker that dies mid-answer
+   * becomes a clean 502 instead of a truncated body behind a 200.
+   */
+  private async relayUnary(
+    x: Exchange,
+    response: Dispatcher.ResponseData,
+    reply: FastifyReply,
+  ): Promise<void> {
+    let payload: Buffer;
+    try {
+      payload = Buffer.from(await response.body.arrayBuffer());
+    } catch (err) {
+      this.end(x, null);
+      const failure = this.toUpstreamError(err, x);
+      throw failure instanceof UpstreamTimeoutError
+        ? failure
+        : new UpstreamError(`${failure.message} (mid-answer)`, false);
+    }
+    this.metrics.firstByte(x.model, (performance.now() - x.startedMs) / 1000);
+    this.end(x, '');
+    void reply
+      .code(response.statusCode)
+      .header('content-type', response.headers['content-type'] ?? 'application/json')
+      .header(WORKER_HEADER, x.lease.worker.id)
+      .send(payload);
+  }
+
   /** A worker's 4xx is the client's fault and passes through; a 5xx becomes our 502. */
   private async relayError(
     x: Exchange,
@@ -172,7 +201,6 @@ export class ProxyService {
     } catch (err) {
       if (x.abort.signal.aborted) return; // the client went away: nothing to tell it
       outcome = 'upstream';
-      if (!x.stream) throw err; // a truncated JSON body must not look complete: drop the socket
       const failure = this.toUpstreamError(err, x);
       yield Buffer.from(
         `data: ${JSON.stringify({ error: { message: failure.message, type: failure.type, code: failure.status } })}\n\n`,

@@ -46,7 +46,9 @@ export class ThresholdAdminService {
     let applied;
     try {
       applied = await this.repository.applyChange(dto.model, patch, meta);
+      this.sync.markStore(true);
     } catch (err) {
+      this.sync.markStore(false);
       this.logger.error(
         `threshold change for '${dto.model}' by ${meta.actor} failed: ${describeError(err)}`,
       );

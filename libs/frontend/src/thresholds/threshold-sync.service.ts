@@ -1,6 +1,9 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { BUSY_THRESHOLD_CHANGED_EVENT, subjectFor } from '@sluice/contracts';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { randomUUID } from 'node:crypto';
+import { Gauge } from 'prom-client';
+import { METRIC } from '../metrics/metric-names';
 import { FrontendConfig } from '../config/frontend-config';
 import { ThresholdOverride } from './busy-thresholds';
 import { ThresholdRepository, ThresholdValues } from './persistence';
@@ -40,7 +43,13 @@ export class ThresholdSyncService implements OnApplicationBootstrap, OnModuleDes
     private readonly thresholds: ThresholdsService,
     private readonly repository: ThresholdRepository,
     private readonly database: ThresholdDatabase,
+    @InjectMetric(METRIC.thresholdStoreUp) private readonly storeUp: Gauge,
   ) {}
+
+  /** Every database access reports here, so the gauge follows the store between resyncs. */
+  markStore(up: boolean): void {
+    this.storeUp.set(up ? 1 : 0);
+  }
 
   /** Set by bootstrap once the bus is connected. */
   setPublisher(publish: Publish): void {
@@ -113,10 +122,13 @@ export class ThresholdSyncService implements OnApplicationBootstrap, OnModuleDes
         if (!stored.has(model)) this.thresholds.setOverride(model, undefined);
       }
       for (const [model, values] of stored) {
-        if (!sameValues(this.thresholds.override(model), values))
+        if (!sameValues(this.thresholds.override(model), values)) {
           this.thresholds.setOverride(model, values);
+        }
       }
+      this.markStore(true);
     } catch (err) {
+      this.markStore(false);
       this.logger.warn(`threshold resync failed, keeping the last loaded values: ${String(err)}`);
     } finally {
       this.resyncing = false;

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { FrontendConfig } from '../config/frontend-config';
+import { MetricsModule } from '../metrics/metrics.module';
 import { MonitorModule } from '../monitor/monitor.module';
 import { AdminAuthGuard } from './admin-auth.guard';
 import { BusyThresholdController } from './busy-threshold.controller';
@@ -16,7 +17,7 @@ import { ThresholdSyncService } from './threshold-sync.service';
 
 /** Per-model thresholds as managed configuration: REST, audit log, persistence, replica sync. */
 @Module({
-  imports: [MonitorModule],
+  imports: [MonitorModule, MetricsModule],
   controllers: [BusyThresholdController, ThresholdEventsController],
   providers: [
     {

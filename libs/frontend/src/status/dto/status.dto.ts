@@ -1,0 +1,118 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { ThresholdEntryDto } from '../../thresholds/dto/threshold-entry.dto';
+
+/** One data-parallel rank as last reported; the load numbers are null until it reports. */
+export class RankStatusDto {
+  @ApiProperty({ example: 0 })
+  dp_rank!: number;
+
+  @ApiProperty({ description: 'false until the rank has sent a load report' })
+  reported!: boolean;
+
+  @ApiProperty({ type: Number, nullable: true, example: 95 })
+  active_decode_blocks!: number | null;
+
+  @ApiProperty({ type: Number, nullable: true, example: 100 })
+  kv_total_blocks!: number | null;
+
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 0.95,
+    description: 'active_decode_blocks / kv_total_blocks (null when either is unknown or 0)',
+  })
+  kv_usage!: number | null;
+
+  @ApiProperty({ type: Number, nullable: true, example: 0 })
+  active_prefill_tokens!: number | null;
+
+  @ApiProperty({ type: Number, nullable: true, example: 8192 })
+  max_num_batched_tokens!: number | null;
+
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 4096,
+    description: 'the prefill token count above which the rank is busy, when a threshold applies',
+  })
+  prefill_limit_tokens!: number | null;
+
+  @ApiProperty({ description: 'the decode threshold is exceeded' })
+  kv_over_threshold!: boolean;
+
+  @ApiProperty({ description: 'a prefill threshold (absolute or fraction) is exceeded' })
+  prefill_over_threshold!: boolean;
+
+  @ApiProperty({ description: 'any threshold is exceeded (contract §5)' })
+  busy!: boolean;
+}
+
+export class WorkerStatusDto {
+  @ApiProperty({ example: 'w-1' })
+  worker_id!: string;
+
+  @ApiProperty({ example: 'http://127.0.0.1:9001' })
+  endpoint!: string;
+
+  @ApiProperty({ description: 'every rank is busy: the router sends it nothing' })
+  busy!: boolean;
+
+  @ApiProperty({ example: 1 })
+  dp_size!: number;
+
+  @ApiProperty({ description: 'requests this frontend has in flight on the worker' })
+  inflight_requests!: number;
+
+  @ApiProperty({ description: 'prompt tokens of those requests' })
+  inflight_prompt_tokens!: number;
+
+  @ApiProperty({ description: 'ms since the last load report' })
+  last_report_age_ms!: number;
+
+  @ApiProperty({ type: [RankStatusDto] })
+  ranks!: RankStatusDto[];
+}
+
+/** One model: its effective thresholds (as in `GET /busy_threshold`), traffic and workers. */
+export class ModelStatusDto extends ThresholdEntryDto {
+  @ApiProperty({ description: 'every live worker is busy (requests are rejected when enforced)' })
+  all_busy!: boolean;
+
+  @ApiProperty({ example: 0.4, description: 'rejections per second over the recent window' })
+  rejections_per_second!: number;
+
+  @ApiProperty({ description: 'rejections since this frontend started' })
+  rejections_total!: number;
+
+  @ApiProperty({ description: 'requests this frontend has in flight on the model’s workers' })
+  inflight_requests!: number;
+
+  @ApiProperty({ example: 2 })
+  workers_total!: number;
+
+  @ApiProperty({ example: 1 })
+  workers_busy!: number;
+
+  @ApiProperty({ description: 'workers left out of `workers` to keep the answer small' })
+  workers_omitted!: number;
+
+  @ApiProperty({ type: [WorkerStatusDto], description: 'sorted by worker id' })
+  workers!: WorkerStatusDto[];
+}
+
+export class StatusDto {
+  @ApiProperty({ example: 1764470000000 })
+  generated_at_ms!: number;
+
+  @ApiProperty({ enum: ['none', 'token-capacity'] })
+  admission_control!: 'none' | 'token-capacity';
+
+  @ApiProperty({ example: 5, description: 'window of `rejections_per_second`' })
+  rejection_window_seconds!: number;
+
+  @ApiProperty({ description: 'models left out of `models` to keep the answer small' })
+  models_omitted!: number;
+
+  @ApiProperty({ type: [ModelStatusDto], description: 'sorted by name' })
+  models!: ModelStatusDto[];
+}

@@ -1,0 +1,143 @@
+/**
+ * The browser side of `GET /ui`: polls status.json every second and redraws. Every value from
+ * the network reaches the DOM through `textContent`, `dataset` or a clamped number, never as
+ * markup, so model names and worker ids cannot inject anything (the CSP also forbids it).
+ * Kept as plain JavaScript in a string: the page must work with no build step and no assets.
+ */
+export const STATUS_PAGE_SCRIPT = String.raw`
+'use strict';
+(() => {
+  const POLL_MS = 1000;
+  const TIMEOUT_MS = 5000;
+  const url = location.pathname.replace(/\/+$/, '') + '/status.json';
+  const $ = (id) => document.getElementById(id);
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = String(text);
+    return e;
+  }
+  const clamp01 = (x) => (Number.isFinite(x) ? Math.min(1, Math.max(0, x)) : 0);
+  const share = (x) => (clamp01(x) * 100).toFixed(1) + '%';
+  const pct = (x) => (x === null ? '–' : (Math.round(x * 1000) / 10).toString() + ' %');
+  const num = (v) => (v === null ? 'unset' : String(v));
+
+  function meter(kind, label, fill, over, marker, title) {
+    const wrap = el('div', 'meter ' + kind + (over ? ' over' : ''));
+    const track = el('div', 'bar');
+    const f = el('div', 'fill');
+    f.style.width = share(fill);
+    track.append(f);
+    if (marker !== null) {
+      const m = el('div', 'marker');
+      m.style.left = share(marker);
+      track.append(m);
+    }
+    wrap.append(track, el('span', 'meter-text', label));
+    wrap.title = title;
+    return wrap;
+  }
+
+  function rank(r, decodeThreshold) {
+    const box = el('div', 'rank' + (r.busy ? ' busy' : ''));
+    box.dataset.rank = String(r.dp_rank);
+    box.append(el('span', 'rank-id', 'r' + r.dp_rank));
+    if (!r.reported) {
+      box.append(el('span', 'muted', 'not reported yet'));
+      return box;
+    }
+    const kvLabel = 'KV ' + pct(r.kv_usage) + ' (' + r.active_decode_blocks + '/' + r.kv_total_blocks + ')';
+    box.append(meter('kv', kvLabel, r.kv_usage, r.kv_over_threshold, decodeThreshold, 'KV-cache blocks in use'));
+    const max = r.max_num_batched_tokens;
+    const limit = r.prefill_limit_tokens;
+    const scale = max !== null && max > 0 ? max : limit;
+    const fill = scale ? r.active_prefill_tokens / scale : 0;
+    const mark = scale && limit !== null ? limit / scale : null;
+    const label = 'prefill ' + r.active_prefill_tokens + (max !== null ? ' / ' + max : '') + ' tok';
+    box.append(meter('prefill', label, fill, r.prefill_over_threshold, mark, 'prompt tokens waiting vs the batch budget'));
+    return box;
+  }
+
+  function workerRow(w, decodeThreshold) {
+    const tr = el('tr', w.busy ? 'busy' : 'free');
+    tr.dataset.workerId = w.worker_id;
+    const id = el('td', 'worker');
+    id.append(el('div', 'worker-id', w.worker_id), el('div', 'endpoint', w.endpoint));
+    const state = el('td');
+    state.append(el('span', 'badge ' + (w.busy ? 'busy' : 'free'), w.busy ? 'BUSY' : 'free'));
+    const ranks = el('div', 'ranks');
+    for (const r of w.ranks) ranks.append(rank(r, decodeThreshold));
+    const ranksCell = el('td');
+    ranksCell.append(ranks);
+    const age = (w.last_report_age_ms / 1000).toFixed(1) + ' s';
+    tr.append(id, state, el('td', 'num', w.inflight_requests), el('td', 'num', age), ranksCell);
+    return tr;
+  }
+
+  function stat(label, value, cls) {
+    const s = el('div', 'stat' + (cls ? ' ' + cls : ''));
+    s.append(el('div', 'stat-label', label), el('div', 'stat-value', value));
+    return s;
+  }
+
+  function modelCard(m, windowSeconds) {
+    const card = el('section', 'card');
+    card.dataset.model = m.model;
+    const head = el('div', 'card-head');
+    const state = m.workers_total === 0 ? ['none', 'no live workers'] : m.all_busy ? ['busy', 'ALL BUSY'] : ['free', 'accepting'];
+    head.append(el('h2', 'model', m.model), el('span', 'badge ' + state[0], state[1]));
+    const stats = el('div', 'stats');
+    stats.append(
+      stat('decode threshold', num(m.active_decode_blocks_threshold), 'threshold decode'),
+      stat('prefill tokens threshold', num(m.active_prefill_tokens_threshold), 'threshold prefill'),
+      stat('prefill frac threshold', num(m.active_prefill_tokens_threshold_frac), 'threshold frac'),
+      stat('rejections/s (' + windowSeconds + ' s)', m.rejections_per_second.toFixed(1), 'rejections' + (m.rejections_per_second > 0 ? ' hot' : '')),
+      stat('rejected total', m.rejections_total, 'rejected-total'),
+      stat('in flight', m.inflight_requests, 'inflight'),
+      stat('busy workers', m.workers_busy + ' / ' + m.workers_total, 'busy-count'),
+    );
+    card.append(head, stats);
+    if (m.workers.length > 0) {
+      const table = el('table');
+      const hr = el('tr');
+      for (const h of ['worker', 'state', 'in flight', 'last report', 'ranks: KV cache · prefill']) hr.append(el('th', '', h));
+      table.append(el('thead'), el('tbody'));
+      table.tHead.append(hr);
+      for (const w of m.workers) table.tBodies[0].append(workerRow(w, m.active_decode_blocks_threshold));
+      card.append(table);
+    }
+    if (m.workers_omitted > 0) card.append(el('p', 'muted', m.workers_omitted + ' more worker(s) not listed'));
+    return card;
+  }
+
+  function render(s) {
+    const mode = $('mode');
+    mode.textContent = s.admission_control === 'token-capacity' ? 'rejecting when all workers are busy' : 'admission-control none: nothing is rejected';
+    mode.className = 'mode ' + (s.admission_control === 'token-capacity' ? 'on' : 'off');
+    const cards = s.models.map((m) => modelCard(m, s.rejection_window_seconds));
+    if (cards.length === 0) cards.push(el('p', 'muted', 'No workers have reported yet.'));
+    if (s.models_omitted > 0) cards.push(el('p', 'muted', s.models_omitted + ' more model(s) not listed'));
+    $('models').replaceChildren(...cards);
+    $('updated').textContent = 'updated ' + new Date(s.generated_at_ms).toLocaleTimeString();
+    $('error').hidden = true;
+    $('models').classList.remove('stale');
+    document.body.dataset.generatedAt = String(s.generated_at_ms);
+  }
+
+  async function poll() {
+    try {
+      const res = await fetch(url, { cache: 'no-store', signal: AbortSignal.timeout(TIMEOUT_MS) });
+      if (!res.ok) throw new Error('HTTP ' + res.status);
+      render(await res.json());
+    } catch (err) {
+      $('error').textContent = 'Cannot load status (' + String(err && err.message ? err.message : err) + '); retrying…';
+      $('error').hidden = false;
+      $('models').classList.add('stale');
+    } finally {
+      setTimeout(poll, POLL_MS);
+    }
+  }
+  void poll();
+})();
+`;

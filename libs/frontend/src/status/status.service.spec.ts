@@ -1,0 +1,121 @@
+import { Logger } from '@nestjs/common';
+import { FrontendConfig } from '../config/frontend-config';
+import { WorkerRegistry } from '../monitor/worker-registry.service';
+import { ThresholdsService } from '../thresholds/thresholds.service';
+import { RejectionRateService } from './rejection-rate.service';
+import { STATUS_LIMITS, StatusService } from './status.service';
+
+const M = 'Qwen/Qwen3-0.6B';
+
+const report = (workerId: string, used: number, over: Record<string, unknown> = {}) => ({
+  workerId,
+  model: M,
+  endpoint: `http://${workerId}:9001`,
+  dpRank: 0,
+  dpSize: 1,
+  activeDecodeBlocks: used,
+  kvTotalBlocks: 100,
+  activePrefillTokens: 0,
+  maxNumBatchedTokens: undefined,
+  timestampMs: undefined,
+  ...over,
+});
+
+describe('StatusService', () => {
+  let registry: WorkerRegistry;
+  let thresholds: ThresholdsService;
+  let sut: StatusService;
+
+  beforeAll(() => {
+    Logger.overrideLogger(false);
+  });
+  beforeEach(() => {
+    const config = new FrontendConfig({
+      admissionControl: 'token-capacity',
+      thresholds: {
+        activeDecodeBlocks: 0.8,
+        activePrefillTokens: null,
+        activePrefillTokensFrac: 0.5,
+      },
+    });
+    thresholds = new ThresholdsService(config);
+    registry = new WorkerRegistry(config, thresholds);
+    const rates = { perSecond: () => 1.5, total: () => 7 } as unknown as RejectionRateService;
+    sut = new StatusService(config, registry, thresholds, rates);
+  });
+
+  it('shows each worker with its busy state, KV usage and the effective thresholds', () => {
+    registry.applyReport(report('b', 10), 500);
+    registry.applyReport(report('a', 95), 800);
+    const s = sut.snapshot(1000);
+    expect(s.admission_control).toBe('token-capacity');
+    const [m] = s.models;
+    expect(m).toMatchObject({
+      model: M,
+      active_decode_blocks_threshold: 0.8,
+      active_prefill_tokens_threshold: null,
+      active_prefill_tokens_threshold_frac: 0.5,
+      all_busy: false,
+      rejections_per_second: 1.5,
+      rejections_total: 7,
+      workers_total: 2,
+      workers_busy: 1,
+    });
+    expect(m.workers.map((w) => [w.worker_id, w.busy, w.last_report_age_ms])).toEqual([
+      ['a', true, 200],
+      ['b', false, 500],
+    ]);
+    expect(m.workers[0].ranks[0]).toMatchObject({ kv_usage: 0.95, kv_over_threshold: true });
+    expect(m.workers[1].ranks[0]).toMatchObject({ kv_usage: 0.1, kv_over_threshold: false });
+  });
+
+  it('says which threshold fires on a rank, and where the prefill limit is', () => {
+    registry.applyReport(
+      report('p', 10, { activePrefillTokens: 600, maxNumBatchedTokens: 1000 }),
+      0,
+    );
+    const rank = sut.snapshot(0).models[0].workers[0].ranks[0];
+    expect(rank).toMatchObject({
+      kv_over_threshold: false,
+      prefill_over_threshold: true,
+      prefill_limit_tokens: 500,
+      busy: true,
+    });
+  });
+
+  it('lists a rank that has not reported as unreported, not as idle', () => {
+    registry.applyReport(report('dp', 95, { dpSize: 2 }), 0);
+    const [w] = sut.snapshot(0).models[0].workers;
+    expect(w.busy).toBe(false);
+    expect(w.ranks.map((r) => [r.reported, r.busy])).toEqual([
+      [true, true],
+      [false, false],
+    ]);
+  });
+
+  it('counts in-flight requests of every worker of the model', () => {
+    registry.applyReport(report('a', 10), 0);
+    registry.applyReport(report('b', 10), 0);
+    registry.model(M)!.workers.get('a')!.inflightRequests = 2;
+    registry.model(M)!.workers.get('b')!.inflightRequests = 3;
+    expect(sut.snapshot(0).models[0].inflight_requests).toBe(5);
+  });
+
+  it('counts rather than lists the workers past the rank budget', () => {
+    const dpSize = 1000;
+    const n = Math.floor(STATUS_LIMITS.maxRanksListed / dpSize) + 2;
+    for (let i = 0; i < n; i++) registry.applyReport(report(`w${i}`, 1, { dpSize }), 0);
+    const [m] = sut.snapshot(0).models;
+    expect(m.workers_total).toBe(n);
+    expect(m.workers.length).toBe(n - 2);
+    expect(m.workers_omitted).toBe(2);
+  });
+
+  it('keeps a model whose workers are gone, with its stored thresholds', () => {
+    thresholds.setOverride('other', { activeDecodeBlocks: 0.3 });
+    const s = sut.snapshot(0);
+    expect(s.models).toEqual([
+      expect.objectContaining({ model: 'other', active_decode_blocks_threshold: 0.3, workers: [] }),
+    ]);
+  });
+});

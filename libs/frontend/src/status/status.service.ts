@@ -1,0 +1,83 @@
+import { Injectable } from '@nestjs/common';
+import { FrontendConfig } from '../config/frontend-config';
+import { ModelEntry, WorkerEntry } from '../monitor/worker-entry';
+import { WorkerRegistry } from '../monitor/worker-registry.service';
+import { BusyThresholds } from '../thresholds/busy-thresholds';
+import { toWire } from '../thresholds/threshold-wire';
+import { ThresholdsService } from '../thresholds/thresholds.service';
+import { ModelStatusDto, StatusDto, WorkerStatusDto } from './dto/status.dto';
+import { rankStatus } from './rank-status';
+import { REJECTION_WINDOW_SECONDS, RejectionRateService } from './rejection-rate.service';
+
+/**
+ * Bounds on one answer: the page polls every second, and reports (hence models, workers and
+ * ranks) come from the network. Models and workers past the bounds are counted, not listed.
+ */
+export const STATUS_LIMITS = { maxModels: 100, maxRanksListed: 4096 } as const;
+
+/** A snapshot of what admission sees, for `GET /ui/status.json`. */
+@Injectable()
+export class StatusService {
+  constructor(
+    private readonly config: FrontendConfig,
+    private readonly registry: WorkerRegistry,
+    private readonly thresholds: ThresholdsService,
+    private readonly rejections: RejectionRateService,
+  ) {}
+
+  snapshot(nowMs = Date.now()): StatusDto {
+    const names = new Set([
+      ...this.registry.modelNames(),
+      ...this.thresholds.modelsWithOverrides(),
+    ]);
+    const listed = [...names].sort().slice(0, STATUS_LIMITS.maxModels);
+    const budget = { ranks: STATUS_LIMITS.maxRanksListed };
+    return {
+      generated_at_ms: nowMs,
+      admission_control: this.config.admissionControl,
+      rejection_window_seconds: REJECTION_WINDOW_SECONDS,
+      models_omitted: names.size - listed.length,
+      models: listed.map((name) => this.modelStatus(name, nowMs, budget)),
+    };
+  }
+
+  private modelStatus(name: string, nowMs: number, budget: { ranks: number }): ModelStatusDto {
+    const t = this.thresholds.effective(name);
+    const model: ModelEntry | undefined = this.registry.model(name);
+    const all = model ? [...model.workers.values()] : [];
+    all.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const workers: WorkerStatusDto[] = [];
+    let inflight = 0;
+    for (const worker of all) {
+      inflight += worker.inflightRequests;
+      if (worker.dpSize > budget.ranks) continue;
+      budget.ranks -= worker.dpSize;
+      workers.push(this.workerStatus(worker, t, nowMs));
+    }
+    return {
+      model: name,
+      ...toWire(t),
+      all_busy: model?.allBusy ?? false,
+      rejections_per_second: this.rejections.perSecond(name),
+      rejections_total: this.rejections.total(name),
+      inflight_requests: inflight,
+      workers_total: all.length,
+      workers_busy: all.length - (model?.free.length ?? 0),
+      workers_omitted: all.length - workers.length,
+      workers,
+    };
+  }
+
+  private workerStatus(worker: WorkerEntry, t: BusyThresholds, nowMs: number): WorkerStatusDto {
+    return {
+      worker_id: worker.id,
+      endpoint: worker.endpoint,
+      busy: worker.busy,
+      dp_size: worker.dpSize,
+      inflight_requests: worker.inflightRequests,
+      inflight_prompt_tokens: worker.inflightPromptTokens,
+      last_report_age_ms: Math.max(0, nowMs - worker.lastSeenMs),
+      ranks: worker.ranks.map((state, i) => rankStatus(i, state, t)),
+    };
+  }
+}

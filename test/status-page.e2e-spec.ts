@@ -1,0 +1,170 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Browser, chromium, Page } from 'playwright-core';
+import { MODEL, ReportFields, TestBus } from './support/bus';
+import { chat } from './support/http';
+import {
+  FrontendProcess,
+  startFrontend,
+  startWorker,
+  waitFor,
+  WorkerProcess,
+} from './support/processes';
+
+const CHROMIUM = '/usr/bin/chromium';
+const SCREENSHOT = join(__dirname, '..', 'docs', 'status-page.png');
+const BUSY = 'w-busy';
+const FREE = 'w-free';
+
+interface RowView {
+  badge: string | null;
+  kv: string | null;
+  kvOver: boolean;
+}
+
+/**
+ * The status page in a real (Debian) Chromium against a real frontend process, real NATS and
+ * real simulated workers; the test publishes the load reports so each state is exact.
+ */
+describe('status page (GET /ui) in a browser', () => {
+  let bus: TestBus;
+  let workers: WorkerProcess[] = [];
+  let fe: FrontendProcess;
+  let browser: Browser | undefined;
+  let page: Page;
+  let heartbeat: NodeJS.Timeout | undefined;
+  const pageErrors: string[] = [];
+  const load = new Map<string, ReportFields>();
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(
+        `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium). ` +
+          'This test never downloads a browser.',
+      );
+    }
+    bus = await TestBus.connect();
+    [fe, ...workers] = await Promise.all([
+      startFrontend([
+        '--admission-control',
+        'token-capacity',
+        '--active-decode-blocks-threshold',
+        '0.8',
+      ]),
+      startWorker(),
+      startWorker(),
+    ]);
+    // Real workers report at least every second; do the same so none expires mid-test.
+    heartbeat = setInterval(() => load.forEach((f) => bus.report(fe.namespace, f)), 500);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+    page = await browser.newPage({ viewport: { width: 1280, height: 400 } });
+    page.setDefaultTimeout(5000);
+    page.on('pageerror', (err) => pageErrors.push(err.message));
+    page.on('console', (msg) => {
+      if (msg.type() === 'error') pageErrors.push(msg.text());
+    });
+  });
+
+  afterAll(async () => {
+    clearInterval(heartbeat);
+    await browser?.close();
+    await Promise.all([fe?.proc.stop(), ...workers.map((w) => w.proc.stop())]);
+    await bus?.close();
+  });
+
+  function report(fields: ReportFields): void {
+    load.set(fields.worker_id, fields);
+    bus.report(fe.namespace, fields);
+  }
+
+  const decode = (id: string, endpoint: string, blocks: number): void =>
+    report({ worker_id: id, endpoint, active_decode_blocks: blocks, max_num_batched_tokens: 8192 });
+
+  /** What the page shows for one worker row; null while there is no such row. */
+  async function row(id: string): Promise<RowView | null> {
+    const tr = page
+      .locator('tr[data-worker-id]')
+      .filter({ has: page.locator('.worker-id').getByText(id, { exact: true }) });
+    if ((await tr.count()) !== 1) return null;
+    return {
+      badge: await tr.locator('.badge').textContent(),
+      kv: await tr.locator('.meter.kv .meter-text').textContent(),
+      kvOver: (await tr.locator('.meter.kv.over').count()) === 1,
+    };
+  }
+
+  const card = (model: string) =>
+    page
+      .locator('section.card')
+      .filter({ has: page.getByRole('heading', { name: model, exact: true }) });
+
+  const stat = (model: string, cls: string) =>
+    card(model).locator(`.stat.${cls} .stat-value`).textContent();
+
+  /** Polls the page (it redraws every second) until `probe` holds. */
+  const until = (probe: () => Promise<boolean>, what: string): Promise<true> =>
+    waitFor(async () => (await probe()) || undefined, what, 10000, 100);
+
+  it('shows the busy and the free worker, their KV usage and the effective threshold', async () => {
+    decode(BUSY, workers[0].url, 95);
+    decode(FREE, workers[1].url, 10);
+    const res = await page.goto(`${fe.url}/ui`);
+    expect(res?.headers()['content-type']).toBe('text/html; charset=utf-8');
+    expect(res?.headers()['content-security-policy']).toContain("script-src 'sha256-");
+    // A reload would lose this: the page must redraw in place.
+    await page.evaluate('window.e2eMark = "same page"');
+
+    await until(async () => (await row(BUSY))?.badge === 'BUSY', 'busy worker shown as BUSY');
+    await until(async () => (await row(FREE))?.badge === 'free', 'free worker shown as free');
+    expect(await row(BUSY)).toEqual({ badge: 'BUSY', kv: 'KV 95 % (95/100)', kvOver: true });
+    expect(await row(FREE)).toEqual({ badge: 'free', kv: 'KV 10 % (10/100)', kvOver: false });
+    expect(await stat(MODEL, 'threshold.decode')).toBe('0.8');
+    expect(await stat(MODEL, 'threshold.prefill')).toBe('unset');
+    expect(await card(MODEL).locator('.card-head .badge').textContent()).toBe('accepting');
+    expect(await stat(MODEL, 'busy-count')).toBe('1 / 2');
+  });
+
+  it('shows rejections per second while every worker is busy', async () => {
+    decode(FREE, workers[1].url, 90);
+    await until(async () => (await row(FREE))?.badge === 'BUSY', 'second worker busy');
+    expect(await card(MODEL).locator('.card-head .badge').textContent()).toBe('ALL BUSY');
+    for (let i = 0; i < 3; i++) expect((await chat(fe.url)).status).toBe(503);
+    await until(async () => (await stat(MODEL, 'rejected-total')) === '3', 'rejected total 3');
+    await until(async () => Number(await stat(MODEL, 'rejections')) > 0, 'rejections/s above 0');
+
+    decode(FREE, workers[1].url, 10);
+    await until(async () => (await row(FREE))?.badge === 'free', 'second worker free again');
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+  });
+
+  it('redraws without a reload when the busy worker goes free', async () => {
+    decode(BUSY, workers[0].url, 20);
+    await until(async () => (await row(BUSY))?.badge === 'free', 'busy worker shown as free');
+    expect(await row(BUSY)).toEqual({ badge: 'free', kv: 'KV 20 % (20/100)', kvOver: false });
+    expect(await stat(MODEL, 'busy-count')).toBe('0 / 2');
+    expect(await page.evaluate('window.e2eMark')).toBe('same page');
+  });
+
+  it('shows names from the network as text, never as markup', async () => {
+    const model = '<b id="injected">model</b>';
+    const id = '<img src="x" onerror="document.title=\'owned\'">';
+    report({ worker_id: id, model, endpoint: workers[0].url, active_decode_blocks: 1 });
+    await until(async () => (await row(id))?.badge === 'free', 'hostile worker row');
+    expect(await card(model).count()).toBe(1);
+    expect(await page.locator('#injected, main img').count()).toBe(0);
+    expect(await page.title()).toBe('Sluice status');
+    expect(pageErrors).toEqual([]);
+  });
+});
