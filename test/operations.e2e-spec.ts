@@ -191,3 +191,32 @@ describe('graceful shutdown', () => {
     }
   });
 });
+
+describe('a user-written admission policy (apps/custom-guard-example)', () => {
+  it('runs after the busy check and rejects through the same error filter', async () => {
+    const bigModel = 'big/Llama-70B';
+    const bus = await TestBus.connect();
+    const worker = await startWorker(['--model', bigModel]);
+    const fe = await startFrontend([], undefined, 'custom-guard-example');
+    try {
+      bus.report(fe.namespace, { worker_id: 'big-w', endpoint: worker.url, model: bigModel });
+      const body = { model: bigModel, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 };
+      const refused = await waitFor(async () => {
+        const res = await post(`${fe.url}/v1/chat/completions`, body);
+        return res.status === 404 ? undefined : res; // until the worker is known
+      }, 'worker known');
+      expect(refused.status).toBe(403);
+      expect(refused.json).toEqual({
+        message: 'This model is reserved for the batch team',
+        type: 'permission_error',
+        code: 403,
+      });
+      expect(
+        (await post(`${fe.url}/v1/chat/completions`, body, { 'x-team': 'batch' })).status,
+      ).toBe(200);
+    } finally {
+      await Promise.all([fe.proc.stop(), worker.proc.stop()]);
+      await bus.close();
+    }
+  });
+});

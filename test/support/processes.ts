@@ -102,9 +102,10 @@ export function tempDataDir(): string {
 export async function startFrontend(
   flags: string[] = [],
   namespace = uniqueNamespace(),
+  app = 'frontend',
 ): Promise<FrontendProcess> {
   const port = await freePort();
-  const proc = AppProcess.start('frontend', [
+  const proc = AppProcess.start(app, [
     '--http-host',
     '127.0.0.1',
     '--http-port',
