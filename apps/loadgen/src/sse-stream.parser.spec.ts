@@ -1,4 +1,5 @@
-import { OpenAiStreamReader, SseDataParser } from './sse-stream.parser';
+import { SseDataParser } from '@sluice/contracts';
+import { OpenAiStreamReader } from './sse-stream.parser';
 
 const chunk = (content: string) =>
   `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content } }] })}\n\n`;

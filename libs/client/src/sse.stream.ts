@@ -1,6 +1,6 @@
 import { SluiceError, SluiceStreamError } from './client.errors';
 import { HttpResponse, ResponseBody } from './http.transport';
-import { SseParser } from './sse.parser';
+import { SseDataParser as SseParser } from '@sluice/contracts';
 
 /**
  * The chunks of a streamed completion, parsed, ending at `data: [DONE]`. Read it once with

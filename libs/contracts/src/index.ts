@@ -2,3 +2,4 @@ export * from './subjects';
 export * from './kv-metrics.report';
 export * from './openai-error';
 export * from './token-estimate';
+export * from './sse-data.parser';

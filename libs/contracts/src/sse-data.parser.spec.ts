@@ -1,4 +1,4 @@
-import { SseParser } from './sse.parser';
+import { SseDataParser as SseParser } from './sse-data.parser';
 
 describe('SseParser', () => {
   it('emits the data of each event when its blank line arrives, across chunk borders', () => {

@@ -2,7 +2,7 @@
  * Server-sent events reduced to what OpenAI streams use: the `data` of each event, emitted
  * when its blank line arrives, whatever the network chunking (WHATWG HTML §9.2.6).
  */
-export class SseParser {
+export class SseDataParser {
   private buffer = '';
   private data: string[] = [];
 
