@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { Gauge } from 'prom-client';
 import { METRIC } from '../metrics/metric-names';
 import { FrontendConfig } from '../config/frontend-config';
-import { ThresholdOverride } from './busy-thresholds';
+import { noThresholds, ThresholdOverride } from './busy-thresholds';
 import { ThresholdRepository, ThresholdValues } from './persistence';
 import { ThresholdDatabase } from './persistence/threshold-database.service';
 import { ThresholdsService } from './thresholds.service';
@@ -16,11 +16,6 @@ const sameValues = (a: ThresholdOverride | undefined, b: ThresholdValues): boole
   (a?.activeDecodeBlocks ?? null) === b.activeDecodeBlocks &&
   (a?.activePrefillTokens ?? null) === b.activePrefillTokens &&
   (a?.activePrefillTokensFrac ?? null) === b.activePrefillTokensFrac;
-
-const isEmpty = (v: ThresholdValues): boolean =>
-  v.activeDecodeBlocks === null &&
-  v.activePrefillTokens === null &&
-  v.activePrefillTokensFrac === null;
 
 /**
  * Keeps this replica's thresholds equal to the database: a load at start (retried with backoff),
@@ -80,7 +75,7 @@ export class ThresholdSyncService implements OnApplicationBootstrap, OnModuleDes
     const last = this.applied.get(model);
     if (last !== undefined && last > id) return;
     this.applied.set(model, id);
-    this.thresholds.setOverride(model, isEmpty(values) ? undefined : values);
+    this.thresholds.setOverride(model, noThresholds(values) ? undefined : values);
   }
 
   announce(model: string): void {
@@ -102,7 +97,7 @@ export class ThresholdSyncService implements OnApplicationBootstrap, OnModuleDes
     try {
       const values = await this.repository.load(p.model);
       if (values && !sameValues(this.thresholds.override(p.model), values)) {
-        this.thresholds.setOverride(p.model, isEmpty(values) ? undefined : values);
+        this.thresholds.setOverride(p.model, noThresholds(values) ? undefined : values);
       } else if (!values && this.thresholds.override(p.model)) {
         this.thresholds.setOverride(p.model, undefined);
       }

@@ -1,3 +1,5 @@
+export { noThresholds as isEmpty } from '../busy-thresholds';
+export { toWire } from '../threshold-wire';
 import { ModelThresholdEntity } from './entities/model-threshold.entity';
 import { ThresholdPatch, ThresholdValues, WireThresholds } from './threshold.repository';
 
@@ -15,14 +17,6 @@ export function valuesOf(row: ModelThresholdEntity): ThresholdValues {
   };
 }
 
-export function isEmpty(v: ThresholdValues): boolean {
-  return (
-    v.activeDecodeBlocks === null &&
-    v.activePrefillTokens === null &&
-    v.activePrefillTokensFrac === null
-  );
-}
-
 /** Absent (or undefined) keys keep the stored value; `null` clears it; unknown keys are ignored. */
 export function merge(before: ThresholdValues, patch: ThresholdPatch): ThresholdValues {
   const pick = (key: keyof ThresholdValues) =>
@@ -31,14 +25,6 @@ export function merge(before: ThresholdValues, patch: ThresholdPatch): Threshold
     activeDecodeBlocks: pick('activeDecodeBlocks'),
     activePrefillTokens: pick('activePrefillTokens'),
     activePrefillTokensFrac: pick('activePrefillTokensFrac'),
-  };
-}
-
-export function toWire(v: ThresholdValues): WireThresholds {
-  return {
-    active_decode_blocks_threshold: v.activeDecodeBlocks,
-    active_prefill_tokens_threshold: v.activePrefillTokens,
-    active_prefill_tokens_threshold_frac: v.activePrefillTokensFrac,
   };
 }
 

@@ -1,12 +1,11 @@
+import { BusyThresholds } from '../busy-thresholds';
+import { WireThresholdValues } from '../threshold-wire';
+
 /** A model's stored per-model thresholds; `null` = no per-model value (the global flag applies). */
-export type ThresholdValues = {
-  activeDecodeBlocks: number | null;
-  activePrefillTokens: number | null;
-  activePrefillTokensFrac: number | null;
-};
+export type ThresholdValues = BusyThresholds;
 
 /** An absent key leaves the stored value unchanged; `null` clears it. */
-export type ThresholdPatch = Partial<ThresholdValues>;
+export type ThresholdPatch = { -readonly [K in keyof ThresholdValues]?: ThresholdValues[K] };
 
 /** Who made a change and from where; written to the audit row. */
 export interface AuditMeta {
@@ -16,11 +15,7 @@ export interface AuditMeta {
 }
 
 /** The snake_case keys of contract §3.2, `null` where no value is stored. */
-export type WireThresholds = {
-  active_decode_blocks_threshold: number | null;
-  active_prefill_tokens_threshold: number | null;
-  active_prefill_tokens_threshold_frac: number | null;
-};
+export type WireThresholds = WireThresholdValues;
 
 export interface AuditEntry {
   /** bigserial id as a decimal string; also the pagination cursor. */
