@@ -3,3 +3,4 @@ export * from './kv-metrics.report';
 export * from './openai-error';
 export * from './token-estimate';
 export * from './sse-data.parser';
+export * from './nats-url';

@@ -2,17 +2,19 @@ import { Logger as NestLogger, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { InProcessBus } from '@sluice/bus';
-import { Logger } from 'nestjs-pino';
+import { redactedUrl } from '@sluice/contracts';
 import { AdmissionPolicy } from './admission/admission-policy';
 import { FrontendConfig } from './config/frontend-config';
 import { FrontendModule } from './frontend.module';
 import { drainAndClose, installSignalHandlers } from './ops/graceful-shutdown';
-import { hardenHttp } from './ops/http-hardening';
-import { requestIdFor } from './ops/logging.module';
+import { answerFrameworkError, hardenHttp } from './ops/http-hardening';
+import { installAccessLog, PinoLoggerService, requestIdFor } from './ops/logging';
 import { connectMonitor } from './ops/monitor-transport';
 import { setupOpenApi } from './ops/openapi';
 import { describeAdmission } from './thresholds/describe-admission';
 import { ThresholdSyncService } from './thresholds/threshold-sync.service';
+
+const REQUEST_TIMEOUT_MS = 30_000;
 
 export interface FrontendHandle {
   readonly app: NestFastifyApplication;
@@ -43,14 +45,19 @@ export async function createFrontendApp(
     bodyLimit: config.bodyLimitBytes,
     genReqId: requestIdFor,
     requestIdHeader: false,
+    // A client gets this long to send its whole request (not to receive the answer, which may
+    // stream for minutes): a connection trickling its body cannot hold a socket forever.
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    frameworkErrors: answerFrameworkError,
   });
+  const logger = PinoLoggerService.create(config.logLevel);
   const app = await NestFactory.create<NestFastifyApplication>(
     FrontendModule.forRoot(config, options.policies ?? []),
     adapter,
-    { bufferLogs: true },
+    { logger },
   );
-  app.useLogger(app.get(Logger));
-  await hardenHttp(app);
+  hardenHttp(app);
+  if (config.accessLog) installAccessLog(app, logger);
   const publisher = connectMonitor(app, config, options.embeddedBus);
   setupOpenApi(app);
   // Thresholds are loaded (retrying while the database is away) before anything is served.
@@ -60,10 +67,11 @@ export async function createFrontendApp(
   await app.listen(config.httpPort, config.httpHost);
   if (options.shutdownHooks ?? true) installSignalHandlers(app, config.shutdownTimeoutMs);
   const url = listeningUrl(app, config);
-  const logger = new NestLogger('Sluice');
-  logger.log(`frontend listening on ${url} (bus: ${config.natsUrl ?? 'embedded in-process'})`);
-  logger.log(describeAdmission(config));
-  logger.log(
+  const log = new NestLogger('Sluice');
+  const bus = config.natsUrl ? redactedUrl(config.natsUrl) : 'embedded in-process';
+  log.log(`frontend listening on ${url} (bus: ${bus})`);
+  log.log(describeAdmission(config));
+  log.log(
     config.adminTokens.length > 0
       ? `threshold changes need a bearer token (admins: ${config.adminTokens.map((t) => t.name).join(', ')})`
       : 'no --admin-token configured: threshold changes are accepted from loopback clients only',

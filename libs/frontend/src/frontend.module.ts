@@ -7,7 +7,6 @@ import { FrontendConfig } from './config/frontend-config';
 import { FrontendConfigModule } from './config/frontend-config.module';
 import { MonitorModule } from './monitor/monitor.module';
 import { OpenAiModule } from './openai/openai.module';
-import { loggingModule } from './ops/logging.module';
 import { OpsModule } from './ops/ops.module';
 import { RouterModule } from './router/router.module';
 import { StatusModule } from './status/status.module';
@@ -21,7 +20,6 @@ export class FrontendModule {
       module: FrontendModule,
       imports: [
         FrontendConfigModule.forRoot(config),
-        loggingModule(config),
         PrometheusModule.register({ path: '/metrics', defaultMetrics: { enabled: true } }),
         MonitorModule,
         RouterModule,

@@ -4,7 +4,7 @@ import { endpointLabelFor } from '../metrics/request-metrics.service';
 import { WorkerRegistry } from '../monitor/worker-registry.service';
 import { LifecycleService } from '../ops/lifecycle.service';
 import { AdmissionPolicies, AdmissionRequest } from './admission-policy';
-import { ServiceOverloadedError, ShuttingDownError } from './errors';
+import { ServiceOverloadedError, ShuttingDownError, withoutStack } from './errors';
 
 interface HttpRequest {
   url: string;
@@ -39,8 +39,9 @@ export class AdmissionGuard implements CanActivate {
     const req = http.getRequest<HttpRequest>();
     const model = req.body?.model;
     if (typeof model !== 'string') return true;
-    if (this.enabled && this.registry.model(model)?.allBusy)
-      throw new ServiceOverloadedError(model);
+    if (this.enabled && this.registry.model(model)?.allBusy) {
+      throw withoutStack(() => new ServiceOverloadedError(model));
+    }
     if (this.policies.list.length === 0) return true;
     return this.runPolicies(this.describe(req, model, http.getResponse()));
   }

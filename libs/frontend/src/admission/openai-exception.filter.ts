@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { OpenAiErrorBody } from '@sluice/contracts';
+import { OpenAiErrorBody, OVERLOAD_MESSAGE } from '@sluice/contracts';
 import { FrontendConfig } from '../config/frontend-config';
 import { ErrorType } from '../metrics/metric-names';
 import { endpointLabelFor, RequestMetricsService } from '../metrics/request-metrics.service';
@@ -12,12 +12,27 @@ interface Answer {
   rejection: boolean;
 }
 
+/** The contract's overload body, serialised once: it is the hottest answer Sluice gives. */
+const OVERLOAD_PAYLOAD = Buffer.from(
+  JSON.stringify({ message: OVERLOAD_MESSAGE, type: 'service_unavailable', code: 503 }),
+);
+
 const HTTP_TYPES: Record<number, { type: string; errorType: ErrorType }> = {
   400: { type: 'invalid_request_error', errorType: 'validation' },
   404: { type: 'not_found', errorType: 'not_found' },
   413: { type: 'invalid_request_error', errorType: 'validation' },
   415: { type: 'invalid_request_error', errorType: 'validation' },
 };
+
+/**
+ * A Node or Fastify error that Nest does not map but that Fastify marked as the client's fault,
+ * e.g. `aborted` when a client hangs up in the middle of its body: not a 500, nothing to log.
+ */
+function clientErrorStatus(exception: unknown): number | undefined {
+  if (!(exception instanceof Error)) return undefined;
+  const status = (exception as { statusCode?: unknown }).statusCode;
+  return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined;
+}
 
 /**
  * Turns every error into the contract's JSON body (§3.1). Written against HttpAdapterHost so it
@@ -47,7 +62,11 @@ export class OpenAiExceptionFilter implements ExceptionFilter {
     // A Buffer keeps the Content-Type exactly `application/json` (Fastify appends a charset to
     // strings and objects); contract §3.1 spells the header out.
     adapter.setHeader(res, 'Content-Type', 'application/json');
-    adapter.reply(res, Buffer.from(JSON.stringify(answer.body)), answer.body.code);
+    const payload =
+      answer.body.message === OVERLOAD_MESSAGE && answer.rejection
+        ? OVERLOAD_PAYLOAD
+        : Buffer.from(JSON.stringify(answer.body));
+    adapter.reply(res, payload, answer.body.code);
   }
 
   private toAnswer(exception: unknown): Answer {
@@ -56,6 +75,10 @@ export class OpenAiExceptionFilter implements ExceptionFilter {
       return { body, errorType: exception.errorType, rejection: exception.isRejection };
     }
     if (exception instanceof HttpException) return this.fromHttpException(exception);
+    const status = clientErrorStatus(exception);
+    if (status !== undefined) {
+      return this.fromHttpException(new HttpException((exception as Error).message, status));
+    }
     this.logger.error(
       exception instanceof Error ? (exception.stack ?? exception.message) : exception,
     );

@@ -21,6 +21,11 @@ export class ModelsService {
   constructor(private readonly registry: WorkerRegistry) {}
 
   list(): ModelListDto {
+    // Model names come from load reports, i.e. from anyone on the bus: forget the ones the
+    // registry has forgotten, so invented names cannot grow this map forever.
+    for (const name of this.firstSeen.keys()) {
+      if (!this.registry.model(name)) this.firstSeen.delete(name);
+    }
     const data: ModelDto[] = [];
     for (const name of this.registry.modelNames()) {
       if (!this.registry.model(name)?.workers.size) continue;

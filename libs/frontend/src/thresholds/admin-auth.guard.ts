@@ -17,6 +17,16 @@ export function isLoopback(ip: string): boolean {
   return ip === '::1' || ip.startsWith('127.') || ip.startsWith('::ffff:127.');
 }
 
+/**
+ * A loopback client that addressed us by a loopback name. A web page whose DNS name was
+ * rebound to 127.0.0.1 also connects from loopback, but its browser sends that name as Host.
+ */
+export function isLoopbackHost(host: string | string[] | undefined): boolean {
+  return (
+    typeof host === 'string' && /^(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d{1,5})?$/i.test(host)
+  );
+}
+
 /** A POST that carries anything besides `model` is a write (only `model` = a read). */
 function isWrite(body: unknown): boolean {
   return typeof body === 'object' && body !== null && Object.keys(body).some((k) => k !== 'model');
@@ -25,7 +35,8 @@ function isWrite(body: unknown): boolean {
 /**
  * Guards threshold writes: with `--admin-token NAME:TOKEN` configured, a bearer token is
  * required (401 without, 403 wrong) and compared in constant time; without any, only loopback
- * clients may write. Tokens are compared as SHA-256 digests so their length does not leak.
+ * clients that address a loopback name may write. Tokens are compared as SHA-256 digests so
+ * their length does not leak.
  */
 @Injectable()
 export class AdminAuthGuard implements CanActivate {
@@ -39,9 +50,10 @@ export class AdminAuthGuard implements CanActivate {
     const req = context.switchToHttp().getRequest<AdminRequest>();
     if (!isWrite(req.body)) return true;
     if (this.tokens.length === 0) {
-      if (!isLoopback(req.ip)) {
+      if (!isLoopback(req.ip) || !isLoopbackHost(req.headers.host)) {
         throw new AdminForbiddenError(
-          'No admin token is configured: thresholds can be changed from loopback clients only',
+          'No admin token is configured: thresholds can be changed from loopback clients only, ' +
+            'addressing localhost, 127.0.0.1 or [::1]',
         );
       }
       req.sluiceActor = 'anonymous';

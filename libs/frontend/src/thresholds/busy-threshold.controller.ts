@@ -12,6 +12,7 @@ import {
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminAuthGuard, AdminRequest } from './admin-auth.guard';
+import { DeclaredKeysPipe } from './declared-keys.pipe';
 import { AuditPageDto, AuditQueryDto } from './dto/audit.dto';
 import { SetThresholdDto } from './dto/set-threshold.dto';
 import { ThresholdEntryDto, ThresholdListDto } from './dto/threshold-entry.dto';
@@ -32,7 +33,7 @@ function requestId(req: AdminRequest): string | null {
 
 @ApiTags('busy thresholds')
 @Controller('busy_threshold')
-@UsePipes(adminPipe)
+@UsePipes(new DeclaredKeysPipe(), adminPipe)
 export class BusyThresholdController {
   constructor(private readonly admin: ThresholdAdminService) {}
 

@@ -7,6 +7,7 @@ import { METRIC } from '../metrics/metric-names';
 import { FrontendConfig } from '../config/frontend-config';
 import { noThresholds, ThresholdOverride } from './busy-thresholds';
 import { ThresholdRepository, ThresholdValues } from './persistence';
+import { isModelName } from './dto/storable-text';
 import { ThresholdDatabase } from './persistence/threshold-database.service';
 import { ThresholdsService } from './thresholds.service';
 
@@ -90,10 +91,13 @@ export class ThresholdSyncService implements OnApplicationBootstrap, OnModuleDes
     }
   }
 
-  /** Another replica changed `model`: read the committed values and apply them now. */
+  /**
+   * Another replica changed `model`: read the committed values and apply them now. Anyone on
+   * NATS can publish this; a name no replica could have stored costs no database query.
+   */
   async onPeerChange(payload: unknown): Promise<void> {
     const p = payload as { model?: unknown; origin?: unknown } | undefined;
-    if (typeof p?.model !== 'string' || p.origin === this.origin) return;
+    if (!isModelName(p?.model) || p.origin === this.origin) return;
     try {
       const values = await this.repository.load(p.model);
       if (values && !sameValues(this.thresholds.override(p.model), values)) {

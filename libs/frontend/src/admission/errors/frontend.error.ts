@@ -11,3 +11,17 @@ export abstract class FrontendError extends Error {
   /** Counted in `dynamo_frontend_model_rejection_total` and given a `Retry-After`. */
   readonly isRejection: boolean = false;
 }
+
+/**
+ * Builds an error without capturing a stack trace. For errors that are answers, not bugs (the
+ * overload rejection runs tens of thousands of times a second), the trace is the costliest part.
+ */
+export function withoutStack<T extends Error>(make: () => T): T {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return make();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}

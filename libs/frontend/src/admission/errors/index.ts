@@ -1,4 +1,4 @@
-export { FrontendError } from './frontend.error';
+export { FrontendError, withoutStack } from './frontend.error';
 export { ServiceOverloadedError } from './service-overloaded.error';
 export { ModelNotFoundError, NoWorkersAvailableError } from './model-unavailable.error';
 export { UpstreamError, UpstreamTimeoutError } from './upstream.error';

@@ -10,6 +10,7 @@ import {
   MaxLength,
   Min,
 } from 'class-validator';
+import { IsStorableText } from './storable-text';
 
 export class AuditQueryDto {
   /** Only changes to this model. */
@@ -18,6 +19,7 @@ export class AuditQueryDto {
   @IsString()
   @IsNotEmpty()
   @MaxLength(256)
+  @IsStorableText()
   model?: string;
 
   /** Page size, 1..500 (default 50). */

@@ -9,6 +9,7 @@ import {
   Min,
   ValidateIf,
 } from 'class-validator';
+import { IsStorableText } from './storable-text';
 
 /** Present and not null: validate it. `null` clears the stored value; absent leaves it. */
 const whenGiven = ValidateIf((_o: object, v: unknown) => v !== undefined && v !== null);
@@ -20,6 +21,7 @@ export class SetThresholdDto {
   @IsString()
   @IsNotEmpty()
   @MaxLength(256)
+  @IsStorableText()
   model!: string;
 
   /** Busy when active_decode_blocks / kv_total_blocks exceeds this (0..1); null clears. */

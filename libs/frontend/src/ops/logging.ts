@@ -1,0 +1,94 @@
+import { LoggerService } from '@nestjs/common';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { IncomingMessage } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import pino, { Logger } from 'pino';
+import { LogLevel } from '../config/frontend-config';
+
+export const REQUEST_ID_HEADER = 'x-request-id';
+const VALID_ID = /^[\w.:-]{1,128}$/;
+
+/**
+ * Fastify's request id: the caller's `x-request-id` when it looks sane, else a fresh UUID.
+ * It is echoed on every response and written to the audit row of a threshold change.
+ */
+export function requestIdFor(req: IncomingMessage): string {
+  const given = req.headers[REQUEST_ID_HEADER];
+  return typeof given === 'string' && VALID_ID.test(given) ? given : randomUUID();
+}
+
+type Level = 'debug' | 'info' | 'warn' | 'error' | 'fatal';
+
+/**
+ * Nest's logger over pino: one JSON line per event, `context` as a field. Request bodies and
+ * credentials are never passed to it.
+ */
+export class PinoLoggerService implements LoggerService {
+  constructor(readonly pino: Logger) {}
+
+  static create(level: LogLevel): PinoLoggerService {
+    return new PinoLoggerService(pino({ level, base: { pid: process.pid } }));
+  }
+
+  log(message: unknown, ...rest: unknown[]): void {
+    this.write('info', message, rest);
+  }
+
+  error(message: unknown, ...rest: unknown[]): void {
+    this.write('error', message, rest);
+  }
+
+  warn(message: unknown, ...rest: unknown[]): void {
+    this.write('warn', message, rest);
+  }
+
+  debug(message: unknown, ...rest: unknown[]): void {
+    this.write('debug', message, rest);
+  }
+
+  verbose(message: unknown, ...rest: unknown[]): void {
+    this.write('debug', message, rest);
+  }
+
+  fatal(message: unknown, ...rest: unknown[]): void {
+    this.write('fatal', message, rest);
+  }
+
+  /** Nest passes the context as the last string argument, and an error's stack before it. */
+  private write(level: Level, message: unknown, rest: unknown[]): void {
+    if (!this.pino.isLevelEnabled(level)) return;
+    const context = typeof rest.at(-1) === 'string' ? (rest.at(-1) as string) : undefined;
+    const stack = rest.length > 1 && typeof rest[0] === 'string' ? rest[0] : undefined;
+    const fields: Record<string, unknown> = { context };
+    if (stack) fields.stack = stack;
+    if (message instanceof Error) {
+      fields.err = { message: message.message, stack: message.stack };
+      this.pino[level](fields, message.message);
+    } else if (typeof message === 'object' && message !== null) {
+      this.pino[level]({ ...fields, ...message });
+    } else {
+      this.pino[level](fields, String(message));
+    }
+  }
+}
+
+/** `--access-log true`: one line per answered request, without bodies or headers. */
+export function installAccessLog(app: NestFastifyApplication, logger: PinoLoggerService): void {
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onResponse', (request, reply, done) => {
+      logger.pino.info(
+        {
+          context: 'Access',
+          reqId: request.id,
+          method: request.method,
+          url: request.url,
+          statusCode: reply.statusCode,
+          ms: Math.round(reply.elapsedTime * 10) / 10,
+        },
+        'request completed',
+      );
+      done();
+    });
+}
