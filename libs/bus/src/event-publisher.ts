@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { connect, NatsConnection } from 'nats';
 import { InProcessBus } from './in-process-bus';
 
@@ -23,34 +24,64 @@ export class InProcessEventPublisher extends EventPublisher {
   }
 }
 
+/** How long `connect` waits for a reachable server before it lets the worker serve without it. */
+const FIRST_CONNECT_WAIT_MS = 1000;
+
 /**
  * Publishes plain JSON (not Nest's `{pattern, data}` envelope) so any NATS consumer can read
- * it. The client reconnects forever and buffers while disconnected.
+ * it. The client reconnects forever. A report is a snapshot, so one that cannot leave now is not
+ * worth keeping: while NATS is unreachable reports are dropped and the next periodic one carries
+ * the current state. NATS being down at start does not hold the worker up either: `connect`
+ * resolves after at most a second and the connection comes up in the background.
  */
 export class NatsEventPublisher extends EventPublisher {
-  private constructor(private readonly nc: NatsConnection) {
+  private nc: NatsConnection | undefined;
+  private closing = false;
+  private waited = false;
+
+  private constructor() {
     super();
   }
 
   static async connect(url: string, name: string): Promise<NatsEventPublisher> {
-    const nc = await connect({
+    const logger = new Logger('NatsEventPublisher');
+    const publisher = new NatsEventPublisher();
+    const connecting = connect({
       servers: url,
       name,
       reconnect: true,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
       waitOnFirstConnect: true,
-    });
-    return new NatsEventPublisher(nc);
+    }).then(
+      (nc) => {
+        if (publisher.closing) return void nc.close();
+        publisher.nc = nc;
+        if (publisher.waited) logger.warn(`NATS at ${url} reachable now: publishing load reports`);
+      },
+      (err: unknown) => logger.error(`cannot connect to NATS at ${url}: ${String(err)}`),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      connecting,
+      new Promise((resolve) => (timer = setTimeout(resolve, FIRST_CONNECT_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
+    if (!publisher.nc) {
+      publisher.waited = true;
+      logger.warn(`NATS at ${url} not reachable yet: serving without load reports, retrying`);
+    }
+    return publisher;
   }
 
   publish(subject: string, payload: object): void {
-    if (this.nc.isClosed()) return;
+    if (!this.nc || this.nc.isClosed()) return;
     this.nc.publish(subject, encoder.encode(JSON.stringify(payload)));
   }
 
   async close(): Promise<void> {
-    if (this.nc.isClosed()) return;
+    this.closing = true;
+    if (!this.nc || this.nc.isClosed()) return;
     await this.nc.drain();
   }
 }

@@ -30,6 +30,7 @@ export function connectMonitor(
         maxReconnectAttempts: -1,
         reconnectTimeWait: 500,
         waitOnFirstConnect: true,
+        ...stalenessPings(config.workerTtlMs),
       },
       config.namespace,
     );
@@ -50,4 +51,17 @@ export function connectMonitor(
   );
   const publisher = new InProcessEventPublisher(embeddedBus);
   return () => (subject, payload) => publisher.publish(subject, payload);
+}
+
+/**
+ * A NATS server that hangs, or a partition that drops packets without a reset, leaves the socket
+ * open: with the client's default pings (every 2 min) the frontend would call itself connected,
+ * hear nothing, and expire every worker after `--worker-ttl-ms`. Pinging every TTL/5 with two
+ * pongs outstanding notices a dead connection within 3/5 of the TTL, so expiry pauses first.
+ */
+export function stalenessPings(workerTtlMs: number): { pingInterval: number; maxPingOut: number } {
+  return {
+    pingInterval: Math.min(120_000, Math.max(100, Math.floor(workerTtlMs / 5))),
+    maxPingOut: 2,
+  };
 }

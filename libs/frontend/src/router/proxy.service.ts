@@ -9,6 +9,7 @@ import { EndpointLabel, ErrorType } from '../metrics/metric-names';
 import { RequestMetricsService } from '../metrics/request-metrics.service';
 import { Lease, RouterService } from './router.service';
 import { UpstreamClient } from './upstream.client';
+import { UpstreamFailuresLogger } from './upstream-failures.logger';
 
 /** The fields of an OpenAI body the proxy reads; the whole body is forwarded as received. */
 export interface OpenAiRequestBody {
@@ -38,6 +39,7 @@ interface Exchange {
 export class ProxyService {
   /** Requests between arrival and their last byte (queued ones included): what a drain waits for. */
   active = 0;
+  private readonly failures = new UpstreamFailuresLogger();
 
   constructor(
     private readonly config: FrontendConfig,
@@ -114,15 +116,27 @@ export class ProxyService {
         failure.retryable && !x.abort.signal.aborted
           ? this.router.acquireOther(x.lease.worker, promptTokens)
           : undefined;
-      if (!other) throw failure;
+      if (!other) throw this.logged(x, err, failure);
+      this.logFailure(x, err, `retried on worker ${other.worker.id}`);
       x.lease.release();
       x.lease = other;
       try {
         return await this.upstream.post(other.worker, path, payload, x.abort.signal);
       } catch (second) {
-        throw this.toUpstreamError(second, x);
+        throw this.logged(x, second, this.toUpstreamError(second, x));
       }
     }
+  }
+
+  /** Logs a failure the client is told about (a client that went away is not the worker's fault). */
+  private logged(x: Exchange, err: unknown, failure: UpstreamError): UpstreamError {
+    if (!x.abort.signal.aborted) this.logFailure(x, err, `answered ${failure.status}`);
+    return failure;
+  }
+
+  private logFailure(x: Exchange, err: unknown, outcome: string): void {
+    const reason = err instanceof Error ? err.message : String(err);
+    this.failures.failed(x.lease.worker.id, x.lease.worker.endpoint, reason, outcome);
   }
 
   private toUpstreamError(err: unknown, x: Exchange): UpstreamError {
@@ -151,9 +165,13 @@ export class ProxyService {
     } catch (err) {
       this.end(x, null);
       const failure = this.toUpstreamError(err, x);
-      throw failure instanceof UpstreamTimeoutError
-        ? failure
-        : new UpstreamError(`${failure.message} (mid-answer)`, false);
+      throw this.logged(
+        x,
+        err,
+        failure instanceof UpstreamTimeoutError
+          ? failure
+          : new UpstreamError(`${failure.message} (mid-answer)`, false),
+      );
     }
     this.metrics.firstByte(x.model, (performance.now() - x.startedMs) / 1000);
     this.end(x, '');
@@ -173,7 +191,11 @@ export class ProxyService {
     const text = await response.body.text().catch(() => '');
     if (response.statusCode >= 500) {
       this.end(x, null);
-      throw new UpstreamError(`Worker ${x.lease.worker.id} answered ${response.statusCode}`, false);
+      const failure = new UpstreamError(
+        `Worker ${x.lease.worker.id} answered ${response.statusCode}`,
+        false,
+      );
+      throw this.logged(x, `HTTP ${response.statusCode}`, failure);
     }
     this.end(x, 'validation');
     void reply
@@ -202,6 +224,7 @@ export class ProxyService {
       if (x.abort.signal.aborted) return; // the client went away: nothing to tell it
       outcome = 'upstream';
       const failure = this.toUpstreamError(err, x);
+      this.logFailure(x, err, `stream ended with an error event (${failure.status})`);
       yield Buffer.from(
         `data: ${JSON.stringify({ error: { message: failure.message, type: failure.type, code: failure.status } })}\n\n`,
       );
