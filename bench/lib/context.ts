@@ -1,0 +1,56 @@
+import { ProcessGroup } from './processes';
+import { ForeignLoadMonitor } from './procfs';
+
+/** Where the load generator and the server under test run (see docs/benchmarks.md). */
+export const CPU = { server: '0', client: '1' } as const;
+
+export interface BenchContext {
+  readonly quick: boolean;
+  readonly profile: boolean;
+  /** Shared NATS for the ordinary scenarios. */
+  readonly natsUrl: string;
+  /** PostgreSQL URL of the bench's own database (created and dropped by the bench). */
+  readonly databaseUrl: string;
+  readonly tmpDir: string;
+  readonly logDir: string;
+  readonly docsDir: string;
+  readonly foreign: ForeignLoadMonitor;
+  log(message: string): void;
+  group(): ProcessGroup;
+}
+
+export type Verdict = 'pass' | 'MISS' | 'n/a';
+
+/** One row of the results table. */
+export interface Figure {
+  scenario: number;
+  name: string;
+  target: string;
+  unit: string;
+  median: number | null;
+  min: number | null;
+  max: number | null;
+  verdict: Verdict;
+  note?: string;
+}
+
+export interface ScenarioResult {
+  figures: Figure[];
+  /** Markdown with the scenario's own tables and method notes. */
+  details: string;
+  /** Markdown: what limits each figure that misses its target, with the evidence seen. */
+  analysis: string[];
+  /** SVG plots, written to docs/bench/<name>.svg and shown in the report. */
+  plots?: Array<{ name: string; svg: string; alt: string }>;
+}
+
+export interface Scenario {
+  id: number;
+  title: string;
+  run(ctx: BenchContext): Promise<ScenarioResult>;
+}
+
+export function verdict(ok: boolean | null): Verdict {
+  if (ok === null) return 'n/a';
+  return ok ? 'pass' : 'MISS';
+}

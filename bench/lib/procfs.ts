@@ -1,0 +1,176 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+
+/** Linux clock ticks per second for /proc times (USER_HZ, 100 on every mainstream kernel). */
+const HZ = 100;
+
+function statFields(pid: number): string[] | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name may contain spaces and parentheses: fields start after the last ')'.
+    return text.slice(text.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
+/** User + system CPU time of a process in ms (0 when it is gone). */
+export function cpuMs(pid: number): number {
+  const f = statFields(pid);
+  if (!f) return 0;
+  // Fields 14 and 15 of stat (utime, stime) are at indexes 11 and 12 after the name.
+  return ((Number(f[11]) + Number(f[12])) * 1000) / HZ;
+}
+
+/** Resident set size in MB (VmRSS), null when the process is gone. */
+export function rssMb(pid: number): number | null {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The pid and every descendant of it (nginx workers, taskset children, …). */
+export function descendants(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const f = statFields(Number(name));
+    if (!f) continue;
+    const ppid = Number(f[1]);
+    const list = children.get(ppid) ?? [];
+    list.push(Number(name));
+    children.set(ppid, list);
+  }
+  const out: number[] = [];
+  const todo = [root];
+  while (todo.length) {
+    const pid = todo.pop() as number;
+    out.push(pid);
+    todo.push(...(children.get(pid) ?? []));
+  }
+  return out;
+}
+
+/** Busy and total jiffies of the whole machine (first line of /proc/stat). */
+function machineJiffies(): { busy: number; total: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0];
+  const v = line.trim().split(/\s+/).slice(1).map(Number);
+  const total = v.reduce((a, b) => a + b, 0);
+  const idle = v[3] + (v[4] ?? 0);
+  return { busy: total - idle, total };
+}
+
+/**
+ * Samples once a second how much CPU the machine spends outside the bench's own process tree
+ * (in cores), so the report can say whether other work competed with the measurements.
+ */
+export class ForeignLoadMonitor {
+  private timer: NodeJS.Timeout | undefined;
+  private last = { machine: machineJiffies(), at: Date.now() };
+  private ours = new Map<number, number>();
+  private samples: Array<{ at: number; foreignCores: number }> = [];
+
+  start(): void {
+    this.oursDeltaMs();
+    this.last = { machine: machineJiffies(), at: Date.now() };
+    this.timer = setInterval(() => this.sample(), 1000);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** Mean foreign load (cores) and its peak between two instants. */
+  between(fromMs: number, toMs: number): { mean: number; max: number } {
+    const xs = this.samples
+      .filter((s) => s.at >= fromMs && s.at <= toMs)
+      .map((s) => s.foreignCores);
+    if (xs.length === 0) return { mean: 0, max: 0 };
+    return { mean: xs.reduce((a, b) => a + b, 0) / xs.length, max: Math.max(...xs) };
+  }
+
+  /** CPU our process tree used since the last call (per pid, so exits do not go negative). */
+  private oursDeltaMs(): number {
+    const next = new Map<number, number>();
+    let delta = 0;
+    for (const pid of descendants(process.pid)) {
+      const ms = cpuMs(pid);
+      next.set(pid, ms);
+      delta += ms - (this.ours.get(pid) ?? 0);
+    }
+    this.ours = next;
+    return delta;
+  }
+
+  private sample(): void {
+    const machine = machineJiffies();
+    const oursDelta = this.oursDeltaMs();
+    const at = Date.now();
+    const wallMs = at - this.last.at;
+    const busyMs = ((machine.busy - this.last.machine.busy) * 1000) / HZ;
+    const foreign = Math.max(0, busyMs - oursDelta) / wallMs;
+    this.samples.push({ at, foreignCores: foreign });
+    this.last = { machine, at };
+  }
+}
+
+/** Measures the CPU a process and its descendants use over an interval. */
+export class CpuMeter {
+  private readonly startCpu: number;
+  private readonly startAt: number;
+
+  constructor(private readonly pid: number) {
+    this.startCpu = this.total();
+    this.startAt = Date.now();
+  }
+
+  private total(): number {
+    return descendants(this.pid).reduce((a, p) => a + cpuMs(p), 0);
+  }
+
+  /** Cores used since the start (1.0 = one core busy all the time). */
+  read(): number {
+    const wall = Date.now() - this.startAt;
+    return wall > 0 ? (this.total() - this.startCpu) / wall : 0;
+  }
+
+  /** CPU ms used since the start. */
+  usedMs(): number {
+    return this.total() - this.startCpu;
+  }
+}
+
+export interface MachineInfo {
+  cpuModel: string;
+  cores: number;
+  memoryGiB: number;
+  node: string;
+  kernel: string;
+}
+
+export function machineInfo(): MachineInfo {
+  let cpuModel = cpus()[0]?.model ?? 'unknown';
+  try {
+    const m = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'));
+    if (m) cpuModel = m[1].trim();
+  } catch {
+    // keep os.cpus()
+  }
+  let kernel = 'unknown';
+  try {
+    kernel = readFileSync('/proc/sys/kernel/osrelease', 'utf8').trim();
+  } catch {
+    // not Linux
+  }
+  return {
+    cpuModel,
+    cores: cpus().length,
+    memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    node: process.version,
+    kernel,
+  };
+}

@@ -1,0 +1,96 @@
+import { createServer } from 'node:net';
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function waitFor<T>(
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  what: string,
+  timeoutMs = 15000,
+  everyMs = 25,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await probe();
+      if (v !== undefined && v !== false) return v;
+    } catch (err) {
+      last = err;
+    }
+    await sleep(everyMs);
+  }
+  const why = last instanceof Error ? `: ${last.message}` : '';
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}`);
+}
+
+/** Nanoseconds since an arbitrary origin, as a number (fine for durations below ~100 days). */
+export const nowNs = (): number => Number(process.hrtime.bigint());
+
+export function sorted(xs: readonly number[]): number[] {
+  return [...xs].sort((a, b) => a - b);
+}
+
+/** Nearest-rank percentile of samples (p in 0..100); null when there are none. */
+export function percentile(xs: readonly number[], p: number): number | null {
+  if (xs.length === 0) return null;
+  const s = sorted(xs);
+  const rank = Math.min(s.length, Math.max(1, Math.ceil((p / 100) * s.length)));
+  return s[rank - 1];
+}
+
+/** Median (mean of the middle two for an even count); null when there are no samples. */
+export function median(xs: readonly number[]): number | null {
+  if (xs.length === 0) return null;
+  const s = sorted(xs);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
+export const minOf = (xs: readonly number[]): number | null => (xs.length ? Math.min(...xs) : null);
+export const maxOf = (xs: readonly number[]): number | null => (xs.length ? Math.max(...xs) : null);
+
+/** Least-squares slope of y over x. */
+export function slope(points: ReadonlyArray<readonly [number, number]>): number {
+  const n = points.length;
+  if (n < 2) return 0;
+  const mx = points.reduce((a, [x]) => a + x, 0) / n;
+  const my = points.reduce((a, [, y]) => a + y, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (const [x, y] of points) {
+    num += (x - mx) * (y - my);
+    den += (x - mx) ** 2;
+  }
+  return den === 0 ? 0 : num / den;
+}
+
+/** Rotates the order of the compared subjects from round to round (A B C, B C A, …). */
+export function rotate<T>(items: readonly T[], round: number): T[] {
+  const k = round % items.length;
+  return [...items.slice(k), ...items.slice(0, k)];
+}
+
+export function fmt(x: number | null | undefined, digits = 1): string {
+  if (x === null || x === undefined || !Number.isFinite(x)) return '–';
+  const abs = Math.abs(x);
+  if (abs >= 1000) return Math.round(x).toLocaleString('en-US');
+  return x.toFixed(abs >= 100 ? 0 : digits);
+}
+
+let nameCounter = 0;
+/** A NATS namespace nobody else uses (letters and digits only). */
+export function uniqueNamespace(prefix: string): string {
+  return `bench${prefix}x${process.pid}x${Date.now().toString(36)}x${nameCounter++}`;
+}

@@ -1,0 +1,197 @@
+import { autocannon, expectOnly } from '../lib/autocannon';
+import { Heartbeat, ReportBus } from '../lib/bus';
+import { BenchContext, CPU, Figure, Scenario, ScenarioResult, verdict } from '../lib/context';
+import { chatBody, httpPost, isOverload, OVERLOAD_BODY } from '../lib/http';
+import { startNginx } from '../lib/nginx';
+import { profileMarkdown, ProfileSummary } from '../lib/profile';
+import { startProfiledFrontend } from '../lib/profiled-frontend';
+import { CpuMeter } from '../lib/procfs';
+import { startFrontend } from '../lib/sluice';
+import { fmt, freePort, maxOf, median, minOf, rotate, uniqueNamespace, waitFor } from '../lib/util';
+
+const PATH = '/v1/chat/completions';
+const SHEDDING = [
+  '--admission-control',
+  'token-capacity',
+  '--active-decode-blocks-threshold',
+  '0.85',
+];
+
+type Subject = 'sluice' | 'fastify' | 'nginx';
+
+async function checkSame503(name: string, base: string): Promise<void> {
+  const a = await httpPost(`${base}${PATH}`, chatBody());
+  const ct = String(a.headers['content-type']);
+  if (
+    a.status !== 503 ||
+    a.text !== OVERLOAD_BODY ||
+    a.headers['retry-after'] !== '1' ||
+    ct !== 'application/json'
+  ) {
+    throw new Error(`${name} does not answer the contract's 503: ${a.status} ${ct} ${a.text}`);
+  }
+}
+
+/** Scenario 1: requests/s of Sluice answering 503 vs a bare Fastify app and nginx. */
+export const rejectionScenario: Scenario = {
+  id: 1,
+  title: 'Rejection path',
+  async run(ctx: BenchContext): Promise<ScenarioResult> {
+    const g = ctx.group();
+    const ns = uniqueNamespace('s1');
+    const bus = await ReportBus.connect(ctx.natsUrl, ns);
+    const hb = new Heartbeat(bus);
+    try {
+      const common = { natsUrl: ctx.natsUrl, databaseUrl: ctx.databaseUrl, namespace: ns };
+      const fe = await startFrontend(g, { ...common, cpu: CPU.server, flags: SHEDDING });
+      // One worker, every rank over the threshold: the model is "all busy", every request a 503.
+      hb.set({ worker_id: 'busy-1', endpoint: 'http://127.0.0.1:9', active_decode_blocks: 95 });
+      await waitFor(async () => {
+        const a = await httpPost(`${fe.url}${PATH}`, chatBody());
+        return isOverload(a.status, a.text);
+      }, 'Sluice answering 503');
+      const fport = await freePort();
+      const fastify = g.node(
+        'bare-fastify',
+        'dist/bench/servers/bare-fastify.js',
+        [String(fport)],
+        { cpu: CPU.server },
+      );
+      await fastify.waitForOutput(/listening/);
+      const nginx = await startNginx(g, ctx.tmpDir, { kind: 'return503' }, CPU.server);
+      const urls: Record<Subject, string> = {
+        sluice: fe.url,
+        fastify: `http://127.0.0.1:${fport}`,
+        nginx: nginx.url,
+      };
+      for (const [name, base] of Object.entries(urls)) await checkSame503(name, base);
+
+      const rounds = ctx.quick ? 2 : 5;
+      const seconds = ctx.quick ? 1.5 : 5;
+      const rps: Record<Subject, number[]> = { sluice: [], fastify: [], nginx: [] };
+      const feCpu: number[] = [];
+      // CPU time per answer (µs) of each server, its worker processes included.
+      const cpuPer: Record<Subject, number[]> = { sluice: [], fastify: [], nginx: [] };
+      const pids: Record<Subject, number> = {
+        sluice: fe.proc.pid,
+        fastify: fastify.pid,
+        nginx: nginx.proc.pid,
+      };
+      const body = chatBody();
+      ctx.log(
+        `warm-up, then ${rounds} interleaved rounds of ${seconds} s per server, 50 connections`,
+      );
+      for (const s of Object.keys(urls) as Subject[]) {
+        await autocannon(g, { url: `${urls[s]}${PATH}`, body, durationS: ctx.quick ? 1.5 : 5 });
+      }
+      for (let r = 0; r < rounds; r++) {
+        const line: string[] = [];
+        for (const s of rotate(Object.keys(urls) as Subject[], r)) {
+          const meter = new CpuMeter(pids[s]);
+          const res = await autocannon(g, { url: `${urls[s]}${PATH}`, body, durationS: seconds });
+          expectOnly(res, '503', s);
+          rps[s].push(res.rps);
+          cpuPer[s].push((meter.usedMs() * 1000) / res.total);
+          if (s === 'sluice') feCpu.push(meter.read());
+          line.push(`${s} ${fmt(res.rps)}`);
+        }
+        ctx.log(`round ${r + 1}/${rounds}: ${line.join(', ')} req/s`);
+      }
+      const ratios = rps.sluice.map((x, i) => x / rps.fastify[i]);
+
+      let profile: ProfileSummary | null = null;
+      if (ctx.profile) {
+        ctx.log('profiling the frontend on the rejection path (node --cpu-prof)');
+        await fe.proc.stop();
+        const p = await startProfiledFrontend(g, ctx.tmpDir, { ...common, flags: SHEDDING });
+        await waitFor(async () => {
+          const a = await httpPost(`${p.fe.url}${PATH}`, body);
+          return isOverload(a.status, a.text);
+        }, 'profiled frontend answering 503');
+        await autocannon(g, { url: `${p.fe.url}${PATH}`, body, durationS: 4 });
+        profile = await p.finish(() =>
+          autocannon(g, { url: `${p.fe.url}${PATH}`, body, durationS: ctx.quick ? 2 : 5 }),
+        );
+      }
+      return summarize(rps, ratios, feCpu, cpuPer, profile);
+    } finally {
+      hb.stop();
+      await bus.close();
+      await g.stopAll();
+    }
+  },
+};
+
+function summarize(
+  rps: Record<Subject, number[]>,
+  ratios: number[],
+  feCpu: number[],
+  cpuPer: Record<Subject, number[]>,
+  profile: ProfileSummary | null,
+): ScenarioResult {
+  const ratio = median(ratios);
+  const row = (name: string, xs: number[], target: string, unit: string): Figure => ({
+    scenario: 1,
+    name,
+    target,
+    unit,
+    median: median(xs),
+    min: minOf(xs),
+    max: maxOf(xs),
+    verdict: 'n/a',
+  });
+  const figures: Figure[] = [
+    {
+      ...row('Rejection path: Sluice / bare Fastify req/s', ratios, '≥ 0.85', '×'),
+      verdict: verdict(ratio !== null && ratio >= 0.85),
+    },
+    row('Rejection path: Sluice 503s', rps.sluice, '(measured)', 'req/s'),
+    row('Rejection path: bare Fastify 503s', rps.fastify, '(reference)', 'req/s'),
+    row('Rejection path: nginx `return 503` (ceiling)', rps.nginx, '(reference)', 'req/s'),
+  ];
+  const table = rps.sluice
+    .map(
+      (_, i) =>
+        `| ${i + 1} | ${fmt(rps.sluice[i])} | ${fmt(rps.fastify[i])} | ${fmt(rps.nginx[i])} | ${ratios[i].toFixed(3)} |`,
+    )
+    .join('\n');
+  const details = [
+    'Sluice (`--admission-control token-capacity --active-decode-blocks-threshold 0.85`, one worker',
+    'reported over the threshold) vs a bare Fastify 5 app and nginx `return 503`, all answering the',
+    "contract's exact 503 (status, `Retry-After: 1`, `Content-Type: application/json`, body — checked",
+    'before measuring). Servers pinned to CPU 0, autocannon (50 connections, POST of a chat body) to',
+    'CPU 1; each server warmed up first (5 s of the same load: the JIT needs a few seconds before',
+    'the frontend reaches its steady rate), then rounds interleaved with the order rotated each round.',
+    '',
+    '| round | Sluice req/s | Fastify req/s | nginx req/s | Sluice / Fastify |',
+    '| ---: | ---: | ---: | ---: | ---: |',
+    table,
+    '',
+    `Frontend CPU while measured: ${feCpu.map((c) => `${Math.round(c * 100)} %`).join(', ')} of one core. ` +
+      `CPU time per answer (median over rounds, from /proc): Sluice ${fmt(median(cpuPer.sluice), 0)} µs, ` +
+      `Fastify ${fmt(median(cpuPer.fastify), 0)} µs, nginx ${fmt(median(cpuPer.nginx), 0)} µs.`,
+    '',
+    profile ? profileMarkdown('frontend answering 503s under autocannon', profile) : '',
+  ].join('\n');
+  const analysis: string[] = [];
+  if (figures[0].verdict === 'MISS') {
+    const top = profile?.owners
+      .slice(0, 5)
+      .map((o) => `${o.owner} ${o.selfPct.toFixed(0)} %`)
+      .join(', ');
+    analysis.push(
+      `**Rejection path (${ratio?.toFixed(2)}× Fastify, target ≥ 0.85).** The frontend runs its core at ` +
+        `${fmt(100 * (median(feCpu) ?? 0), 0)} % and spends ${fmt(median(cpuPer.sluice), 0)} µs of CPU per 503, ` +
+        `against ${fmt(median(cpuPer.fastify), 0)} µs for bare Fastify (${fmt(median(cpuPer.nginx), 0)} µs for nginx): ` +
+        "the gap is Sluice's own per-request work around the same Fastify core (Nest's router, guard, " +
+        `exception filter, metrics, hardening hooks).${top ? ` Self time by owner: ${top}.` : ''}` +
+        (profile
+          ? ` Hottest functions: ${profile.functions
+              .slice(0, 5)
+              .map((f) => `\`${f.name}\` (${f.where}, ${f.selfPct.toFixed(1)} %)`)
+              .join(', ')}.`
+          : ''),
+    );
+  }
+  return { figures, details, analysis };
+}

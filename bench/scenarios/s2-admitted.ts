@@ -1,0 +1,261 @@
+import { autocannon, expectOnly } from '../lib/autocannon';
+import { BenchContext, CPU, Figure, Scenario, ScenarioResult, verdict } from '../lib/context';
+import { fixedRate, FixedRateResult } from '../lib/fixed-rate';
+import { chatBody, httpPost } from '../lib/http';
+import { startNginx } from '../lib/nginx';
+import { pin } from '../lib/processes';
+import { profileMarkdown, ProfileSummary } from '../lib/profile';
+import { startProfiledFrontend } from '../lib/profiled-frontend';
+import { CpuMeter } from '../lib/procfs';
+import { startFrontend, startWorker } from '../lib/sluice';
+import { fmt, maxOf, median, minOf, rotate, uniqueNamespace, waitFor } from '../lib/util';
+
+const PATH = '/v1/chat/completions';
+const FLAGS = ['--admission-control', 'token-capacity', '--active-decode-blocks-threshold', '0.85'];
+type Subject = 'direct' | 'sluice' | 'nginx';
+const SUBJECTS: Subject[] = ['direct', 'sluice', 'nginx'];
+
+/**
+ * Scenario 2: Sluice in front of a simulated worker (`--speedup 0`) vs the client talking to the
+ * worker directly and vs nginx as a keep-alive reverse proxy to the same worker.
+ */
+export const admittedScenario: Scenario = {
+  id: 2,
+  title: 'Admitted path',
+  async run(ctx: BenchContext): Promise<ScenarioResult> {
+    const g = ctx.group();
+    const ns = uniqueNamespace('s2');
+    try {
+      const common = { natsUrl: ctx.natsUrl, databaseUrl: ctx.databaseUrl, namespace: ns };
+      const worker = await startWorker(
+        g,
+        ['--speedup', '0', '--nats-url', ctx.natsUrl, '--namespace', ns],
+        { cpu: CPU.client },
+      );
+      const fe = await startFrontend(g, { ...common, cpu: CPU.server, flags: FLAGS });
+      const nginx = await startNginx(
+        g,
+        ctx.tmpDir,
+        { kind: 'proxy', upstreamPort: worker.port },
+        CPU.server,
+      );
+      const urls: Record<Subject, string> = {
+        direct: worker.url,
+        sluice: fe.url,
+        nginx: nginx.url,
+      };
+      const body = chatBody();
+      for (const s of SUBJECTS) {
+        await waitFor(
+          async () => (await httpPost(`${urls[s]}${PATH}`, body)).status === 200,
+          `${s} answering 200`,
+        );
+      }
+      // Whoever the client talks to sits on CPU 0; behind a proxy the worker shares CPU 1 with
+      // the client, talking to it directly it takes CPU 0 itself.
+      const place = (s: Subject): void =>
+        pin(worker.proc.pid, s === 'direct' ? CPU.server : CPU.client);
+
+      const rounds = ctx.quick ? 1 : 5;
+      const seconds = ctx.quick ? 1.5 : 5;
+      const rps: Record<Subject, number[]> = { direct: [], sluice: [], nginx: [] };
+      const feCpu: number[] = [];
+      // CPU per request (µs) of the proxy (Sluice, nginx) or of the worker (direct).
+      const cpuPer: Record<Subject, number[]> = { direct: [], sluice: [], nginx: [] };
+      const workerCpuPer: number[] = [];
+      const pids: Record<Subject, number> = {
+        direct: worker.proc.pid,
+        sluice: fe.proc.pid,
+        nginx: nginx.proc.pid,
+      };
+      ctx.log(
+        `max throughput: ${rounds} interleaved rounds of ${seconds} s per path, 50 connections`,
+      );
+      for (const s of SUBJECTS) {
+        place(s);
+        await autocannon(g, { url: `${urls[s]}${PATH}`, body, durationS: ctx.quick ? 2 : 5 });
+      }
+      for (let r = 0; r < rounds; r++) {
+        const line: string[] = [];
+        for (const s of rotate(SUBJECTS, r)) {
+          place(s);
+          const meter = new CpuMeter(pids[s]);
+          const wmeter = new CpuMeter(worker.proc.pid);
+          const res = await autocannon(g, { url: `${urls[s]}${PATH}`, body, durationS: seconds });
+          expectOnly(res, '200', s);
+          rps[s].push(res.rps);
+          cpuPer[s].push((meter.usedMs() * 1000) / res.total);
+          if (s === 'sluice') {
+            feCpu.push(meter.read());
+            workerCpuPer.push((wmeter.usedMs() * 1000) / res.total);
+          }
+          line.push(`${s} ${fmt(res.rps)}`);
+        }
+        ctx.log(`round ${r + 1}/${rounds}: ${line.join(', ')} req/s`);
+      }
+
+      const rate = Math.max(50, Math.round((median(rps.sluice) ?? 100) / 2));
+      const lrounds = ctx.quick ? 1 : 3;
+      const lseconds = ctx.quick ? 1.5 : 5;
+      const lat: Record<Subject, FixedRateResult[]> = { direct: [], sluice: [], nginx: [] };
+      ctx.log(
+        `latency at a fixed ${rate} req/s (half of Sluice's max): ${lrounds} rounds of ${lseconds} s per path`,
+      );
+      for (let r = 0; r < lrounds; r++) {
+        const line: string[] = [];
+        for (const s of rotate(SUBJECTS, r)) {
+          place(s);
+          const res = await fixedRate(g, `${urls[s]}${PATH}`, rate, lseconds, body);
+          if (res.errors > 0 || Object.keys(res.statuses).some((k) => k !== '200')) {
+            throw new Error(
+              `${s} at ${rate} req/s: ${JSON.stringify(res.statuses)}, ${res.errors} errors`,
+            );
+          }
+          lat[s].push(res);
+          line.push(
+            `${s} p50 ${fmt((res.p50_us ?? 0) / 1000, 2)} ms p99 ${fmt((res.p99_us ?? 0) / 1000, 2)} ms`,
+          );
+        }
+        ctx.log(`round ${r + 1}/${lrounds}: ${line.join(', ')}`);
+      }
+
+      let profile: ProfileSummary | null = null;
+      if (ctx.profile) {
+        ctx.log('profiling the frontend on the admitted path (node --cpu-prof)');
+        await fe.proc.stop();
+        place('sluice');
+        const p = await startProfiledFrontend(g, ctx.tmpDir, { ...common, flags: FLAGS });
+        await waitFor(
+          async () => (await httpPost(`${p.fe.url}${PATH}`, body)).status === 200,
+          'profiled 200',
+        );
+        await autocannon(g, { url: `${p.fe.url}${PATH}`, body, durationS: 4 });
+        profile = await p.finish(() =>
+          autocannon(g, { url: `${p.fe.url}${PATH}`, body, durationS: ctx.quick ? 2 : 5 }),
+        );
+      }
+      return summarize(rps, feCpu, cpuPer, workerCpuPer, rate, lat, profile);
+    } finally {
+      await g.stopAll();
+    }
+  },
+};
+
+const ms = (us: number | null): number => (us ?? NaN) / 1000;
+
+function summarize(
+  rps: Record<Subject, number[]>,
+  feCpu: number[],
+  cpuPer: Record<Subject, number[]>,
+  workerCpuPer: number[],
+  rate: number,
+  lat: Record<Subject, FixedRateResult[]>,
+  profile: ProfileSummary | null,
+): ScenarioResult {
+  const vsNginx = rps.sluice.map((x, i) => x / rps.nginx[i]);
+  const vsDirect = rps.sluice.map((x, i) => x / rps.direct[i]);
+  const added = (s: Subject, k: 'p50_us' | 'p99_us'): number[] =>
+    lat[s].map((r, i) => ms(r[k]) - ms(lat.direct[i][k]));
+  const addedP50 = added('sluice', 'p50_us');
+  const addedP99 = added('sluice', 'p99_us');
+  const nginxAddedP50 = added('nginx', 'p50_us');
+  const row = (
+    name: string,
+    xs: number[],
+    target: string,
+    unit: string,
+    ok: boolean | null = null,
+  ): Figure => ({
+    scenario: 2,
+    name,
+    target,
+    unit,
+    median: median(xs),
+    min: minOf(xs),
+    max: maxOf(xs),
+    verdict: verdict(ok),
+  });
+  const m = (xs: number[]): number => median(xs) ?? NaN;
+  const figures: Figure[] = [
+    row(
+      `Admitted path: added p50 latency at ${rate} req/s (½ Sluice max)`,
+      addedP50,
+      '< 1 ms',
+      'ms',
+      m(addedP50) < 1,
+    ),
+    row('Admitted path: Sluice / nginx proxy req/s', vsNginx, '≥ 0.7', '×', m(vsNginx) >= 0.7),
+    row('Admitted path: added p99 latency', addedP99, '(measured)', 'ms'),
+    row('Admitted path: Sluice / direct req/s', vsDirect, '(measured)', '×'),
+    row('Admitted path: Sluice max', rps.sluice, '(measured)', 'req/s'),
+    row('Admitted path: nginx proxy max', rps.nginx, '(reference)', 'req/s'),
+    row('Admitted path: worker direct max', rps.direct, '(reference)', 'req/s'),
+  ];
+  const tput = rps.sluice
+    .map(
+      (_, i) =>
+        `| ${i + 1} | ${fmt(rps.direct[i])} | ${fmt(rps.sluice[i])} | ${fmt(rps.nginx[i])} | ${vsNginx[i].toFixed(3)} |`,
+    )
+    .join('\n');
+  const latRows = lat.sluice
+    .map((_, i) => {
+      const c = (s: Subject): string =>
+        `${ms(lat[s][i].p50_us).toFixed(2)} / ${ms(lat[s][i].p99_us).toFixed(2)}`;
+      return `| ${i + 1} | ${c('direct')} | ${c('sluice')} | ${c('nginx')} | ${addedP50[i].toFixed(2)} | ${nginxAddedP50[i].toFixed(2)} |`;
+    })
+    .join('\n');
+  const details = [
+    'Non-streaming chat completion (`max_tokens` 8) answered by one simulated worker with',
+    '`--speedup 0`. Three paths, interleaved: the client straight to the worker, through Sluice',
+    '(`token-capacity`, decode threshold 0.85), and through nginx (`proxy_pass` with an upstream',
+    'keep-alive pool, buffering off). Placement: the process the client talks to runs on CPU 0;',
+    'behind a proxy the worker runs on CPU 1 beside the client (moved there with `taskset -p`), and',
+    'for the direct runs it is moved to CPU 0. Maximum rate: autocannon, 50 connections, after a',
+    '5 s warm-up per path (the frontend reached ~20 % of its warmed-up rate in its first 1.5 s). Latency:',
+    `an open-loop client at a fixed ${rate} req/s (half of Sluice's median maximum), measured`,
+    'from each scheduled send time with µs resolution (autocannon only resolves whole ms).',
+    '',
+    '| round | direct req/s | Sluice req/s | nginx req/s | Sluice / nginx |',
+    '| ---: | ---: | ---: | ---: | ---: |',
+    tput,
+    '',
+    `Frontend CPU during its max-rate runs: ${feCpu.map((c) => `${Math.round(c * 100)} %`).join(', ')} of one core. ` +
+      `CPU time per request (median over rounds, from /proc): Sluice ${fmt(median(cpuPer.sluice), 0)} µs, ` +
+      `nginx ${fmt(median(cpuPer.nginx), 0)} µs, the worker itself ${fmt(median(cpuPer.direct), 0)} µs direct ` +
+      `(${fmt(median(workerCpuPer), 0)} µs behind Sluice).`,
+    '',
+    '| round | direct p50 / p99 ms | Sluice p50 / p99 ms | nginx p50 / p99 ms | Sluice added p50 | nginx added p50 |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: |',
+    latRows,
+    '',
+    profile ? profileMarkdown('frontend proxying admitted requests under autocannon', profile) : '',
+  ].join('\n');
+  const analysis: string[] = [];
+  const top = profile
+    ? ` Self time by owner: ${profile.owners
+        .slice(0, 5)
+        .map((o) => `${o.owner} ${o.selfPct.toFixed(0)} %`)
+        .join(', ')}; hottest functions ${profile.functions
+        .slice(0, 4)
+        .map((f) => `\`${f.name}\` (${f.where})`)
+        .join(', ')}.`
+    : '';
+  if (figures[1].verdict === 'MISS') {
+    analysis.push(
+      `**Admitted throughput (${m(vsNginx).toFixed(2)}× nginx, target ≥ 0.7).** Sluice spends ` +
+        `${fmt(median(cpuPer.sluice), 0)} µs of CPU per proxied request (nginx ${fmt(median(cpuPer.nginx), 0)} µs) and runs its core at ` +
+        `${fmt(100 * (median(feCpu) ?? 0), 0)} % at ${fmt(m(rps.sluice))} req/s while nginx relays ` +
+        `${fmt(m(rps.nginx))} req/s, where the worker itself is the limit (${fmt(m(rps.direct))} req/s direct).${top}`,
+    );
+  }
+  if (figures[0].verdict === 'MISS') {
+    analysis.push(
+      `**Added p50 latency (${m(addedP50).toFixed(2)} ms at ${rate} req/s, target < 1 ms).** Sluice's own CPU per ` +
+        `request is ~${fmt(median(cpuPer.sluice), 0)} µs, which at ${rate} req/s keeps its single event loop ` +
+        `~${fmt((rate * (median(cpuPer.sluice) ?? 0)) / 1e4, 0)} % busy: a request mostly waits for the loop to finish ` +
+        "other requests' work (and, under a proxy, the worker shares its core with the client). nginx, at " +
+        `${fmt(median(cpuPer.nginx), 0)} µs per request, adds ${m(nginxAddedP50).toFixed(2)} ms at the same rate.`,
+    );
+  }
+  return { figures, details, analysis };
+}

@@ -1,0 +1,188 @@
+import { ReportBus } from '../lib/bus';
+import { BenchContext, CPU, Figure, Scenario, ScenarioResult, verdict } from '../lib/context';
+import { fixedRate } from '../lib/fixed-rate';
+import { Flood, FLOOD_MODEL, SENTINEL_MODEL } from '../lib/flood';
+import { chatBody, metrics } from '../lib/http';
+import { NatsMonitor } from '../lib/nats-monitor';
+import { rssMb } from '../lib/procfs';
+import { startFrontend, startPrivateNats, startWorker } from '../lib/sluice';
+import { fmt, maxOf, median, minOf, slope, sleep, uniqueNamespace } from '../lib/util';
+import { CONNECTIONS, prewarm, RANKS, Rig, WORKERS } from './s4-ingest';
+
+const RSS_TARGET_MB = 250;
+/** "No growth trend": least-squares slope of RSS after the warm-up below this. */
+const TREND_LIMIT_MB_PER_MIN = 2;
+const TRAFFIC_RPS = 100;
+
+/**
+ * Scenario 8: frontend RSS with 1,000 workers × 8 ranks tracked, every rank reporting once a
+ * second (8,000 reports/s, half the workers busy), under steady traffic, sampled for 2 minutes.
+ */
+export const memoryScenario: Scenario = {
+  id: 8,
+  title: 'Memory with 1,000 workers × 8 ranks',
+  async run(ctx: BenchContext): Promise<ScenarioResult> {
+    const g = ctx.group();
+    const priv = await startPrivateNats(g, ctx.tmpDir, CPU.client);
+    const natsUrl = priv?.url ?? ctx.natsUrl;
+    const ns = uniqueNamespace('s8');
+    const bus = await ReportBus.connect(natsUrl, ns);
+    try {
+      const qwen = await startWorker(g, ['--speedup', '0'], {
+        cpu: CPU.client,
+        name: 'worker-qwen',
+      });
+      const sentinelWorker = await startWorker(g, ['--speedup', '0', '--model', SENTINEL_MODEL], {
+        cpu: CPU.client,
+        name: 'worker-sentinel',
+      });
+      const fe = await startFrontend(g, {
+        natsUrl,
+        databaseUrl: ctx.databaseUrl,
+        namespace: ns,
+        cpu: CPU.server,
+        flags: [
+          '--admission-control',
+          'token-capacity',
+          '--active-decode-blocks-threshold',
+          '0.85',
+        ],
+      });
+      const flood = await Flood.start(g, {
+        natsUrl,
+        namespace: ns,
+        endpoint: qwen.url,
+        workers: WORKERS,
+        ranks: RANKS,
+        connections: CONNECTIONS,
+        mode: 'mixed',
+      });
+      const rig: Rig = {
+        g,
+        fe,
+        bus,
+        flood,
+        mon: priv ? new NatsMonitor(priv.monitor) : null,
+        qwen,
+        sentinelWorker,
+      };
+      await prewarm(rig);
+      const rssStart = rssMb(fe.proc.pid);
+      const durationS = ctx.quick ? 12 : 120;
+      const warmupS = ctx.quick ? 4 : 30;
+      ctx.log(
+        `${WORKERS * RANKS} reports/s (every rank once a second) and ${TRAFFIC_RPS} chat requests/s for ${durationS} s; RSS sampled every 2 s`,
+      );
+      flood.send({ cmd: 'steady', rate: WORKERS * RANKS });
+      await flood.next('steady-started');
+      const traffic = fixedRate(
+        g,
+        `${fe.url}/v1/chat/completions`,
+        TRAFFIC_RPS,
+        durationS,
+        chatBody(FLOOD_MODEL, 8),
+        32,
+      );
+      const t0 = Date.now();
+      const samples: Array<[number, number]> = [];
+      while (Date.now() - t0 < durationS * 1000) {
+        const rss = rssMb(fe.proc.pid);
+        if (rss === null) throw new Error(`the frontend exited:\n${fe.proc.tail.slice(-2000)}`);
+        samples.push([(Date.now() - t0) / 1000, rss]);
+        if (samples.length % 15 === 0)
+          ctx.log(`${fmt((Date.now() - t0) / 1000, 0)} s: RSS ${fmt(rss)} MB`);
+        await sleep(2000);
+      }
+      flood.send({ cmd: 'stop' });
+      const stopped = await flood.next<{ event: string; sent: number }>('stopped');
+      const t = await traffic;
+      const text = await metrics(fe.url);
+      const tracked = (
+        text.match(/^dynamo_frontend_worker_busy\{[^}]*model="Qwen\/Qwen3-0.6B"/gm) ?? []
+      ).length;
+      await flood.quit();
+      return summarize(
+        samples,
+        warmupS,
+        durationS,
+        rssStart,
+        tracked,
+        stopped.sent / durationS,
+        t,
+        ctx.quick,
+      );
+    } finally {
+      await bus.close();
+      await g.stopAll();
+    }
+  },
+};
+
+function summarize(
+  samples: Array<[number, number]>,
+  warmupS: number,
+  durationS: number,
+  rssStart: number | null,
+  tracked: number,
+  reportRate: number,
+  traffic: { sent: number; statuses: Record<string, number>; p99_us: number | null },
+  quick: boolean,
+): ScenarioResult {
+  const rss = samples.map(([, y]) => y);
+  const steady = samples.filter(([x]) => x >= warmupS);
+  const trend = slope(steady) * 60;
+  const peak = maxOf(rss) ?? NaN;
+  const figures: Figure[] = [
+    {
+      scenario: 8,
+      name: `Frontend RSS, ${WORKERS.toLocaleString('en-US')} workers × ${RANKS} ranks, steady traffic (peak)`,
+      target: `< ${RSS_TARGET_MB} MB`,
+      unit: 'MB',
+      median: median(rss),
+      min: minOf(rss),
+      max: peak,
+      verdict: verdict(peak < RSS_TARGET_MB),
+      note: 'median column: median sample; verdict on the peak',
+    },
+    {
+      scenario: 8,
+      name: `RSS growth trend after ${warmupS} s`,
+      target: `no trend (< ${TREND_LIMIT_MB_PER_MIN} MB/min)`,
+      unit: 'MB/min',
+      median: trend,
+      min: null,
+      max: null,
+      verdict: quick ? 'n/a' : verdict(trend < TREND_LIMIT_MB_PER_MIN),
+      note: quick ? 'too short to judge in --quick' : undefined,
+    },
+  ];
+  const every = Math.max(1, Math.floor(samples.length / 12));
+  const series = samples
+    .filter((_, i) => i % every === 0)
+    .map(([x, y]) => `${fmt(x, 0)} s: ${fmt(y)}`)
+    .join(' · ');
+  const details = [
+    `${WORKERS.toLocaleString('en-US')} workers × ${RANKS} ranks (half of the workers busy), each rank reporting once a second`,
+    `(${fmt(reportRate)} reports/s over ${CONNECTIONS} NATS connections from one publisher process), and ${TRAFFIC_RPS} chat requests/s admitted`,
+    `and proxied to a simulated worker (${traffic.sent} sent, statuses ${JSON.stringify(traffic.statuses)}, p99 ${fmt((traffic.p99_us ?? 0) / 1000, 1)} ms).`,
+    `Frontend on CPU 0, everything else on CPU 1. RSS (\`VmRSS\`) every 2 s for ${durationS} s; the frontend`,
+    `tracked ${tracked} workers of the model at the end. RSS before the steady phase (after registering`,
+    `every worker): ${fmt(rssStart)} MB. Trend: least-squares slope of the samples after ${warmupS} s.`,
+    '',
+    `RSS (MB): ${series}`,
+  ].join('\n');
+  const analysis: string[] = [];
+  if (figures[0].verdict === 'MISS') {
+    analysis.push(
+      `**Memory (peak ${fmt(peak)} MB, target < ${RSS_TARGET_MB} MB).** ${fmt(rssStart)} MB were resident once every worker was registered; ` +
+        'per rank the frontend keeps its state plus three Prometheus gauge series (and one busy series per worker), i.e. ' +
+        `${(WORKERS * RANKS * 3 + WORKERS).toLocaleString('en-US')} labelled series, each with its own label object and hash key.`,
+    );
+  }
+  if (figures[1].verdict === 'MISS') {
+    analysis.push(
+      `**RSS trend (${trend.toFixed(1)} MB/min after warm-up).** See the samples in scenario 8; a steady rise under constant load points to state growing per report or per request.`,
+    );
+  }
+  return { figures, details, analysis };
+}
