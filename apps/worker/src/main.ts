@@ -1,3 +1,4 @@
+import { redactedUrl } from '@sluice/contracts';
 import { Logger } from '@nestjs/common';
 import { EventPublisher, NatsEventPublisher } from '@sluice/bus';
 import {
@@ -23,7 +24,7 @@ function describe(options: WorkerOptions, url: string, workerId: string): string
     `dp ${options.dpSize} x ${options.kvTotalBlocks} KV blocks of ${options.blockSize} tokens, ` +
     `max ${options.maxNumBatchedTokens} batched tokens, max ${options.maxNumSeqs} seqs`;
   const reports = options.natsUrl
-    ? `reports on ${options.natsUrl} namespace ${options.namespace}`
+    ? `reports on ${redactedUrl(options.natsUrl)} namespace ${options.namespace}`
     : 'no load reports (no --nats-url)';
   return `worker ${workerId} serving ${options.model} at ${url} (${capacity}, speedup ${options.speedup}; ${reports})`;
 }

@@ -1,3 +1,4 @@
+import { natsServerOptions } from '@sluice/contracts';
 import { Logger } from '@nestjs/common';
 import { connect, NatsConnection } from 'nats';
 import { InProcessBus } from './in-process-bus';
@@ -47,7 +48,7 @@ export class NatsEventPublisher extends EventPublisher {
     const logger = new Logger('NatsEventPublisher');
     const publisher = new NatsEventPublisher();
     const connecting = connect({
-      servers: url,
+      ...natsServerOptions(url),
       name,
       reconnect: true,
       maxReconnectAttempts: -1,

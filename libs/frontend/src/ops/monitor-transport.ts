@@ -6,6 +6,7 @@ import {
   NamespacedNatsServer,
 } from '@sluice/bus';
 import type { NatsConnection } from 'nats';
+import { natsServerOptions } from '@sluice/contracts';
 import { FrontendConfig } from '../config/frontend-config';
 import { BusStateService } from './bus-state.service';
 
@@ -24,7 +25,7 @@ export function connectMonitor(
   if (config.natsUrl) {
     const server = new NamespacedNatsServer(
       {
-        servers: config.natsUrl,
+        ...natsServerOptions(config.natsUrl),
         name: 'sluice-frontend',
         reconnect: true,
         maxReconnectAttempts: -1,

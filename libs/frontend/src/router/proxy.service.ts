@@ -83,6 +83,8 @@ export class ProxyService {
       response = await this.send(x, path, JSON.stringify(body), promptTokens);
     } catch (err) {
       this.end(x, null);
+      // The client went away while the worker was working: nobody to answer, not a worker fault.
+      if (x.abort.signal.aborted) return;
       throw err;
     }
     if (response.statusCode >= 400) return this.relayError(x, response, reply);
@@ -164,6 +166,7 @@ export class ProxyService {
       payload = Buffer.from(await response.body.arrayBuffer());
     } catch (err) {
       this.end(x, null);
+      if (x.abort.signal.aborted) return;
       const failure = this.toUpstreamError(err, x);
       throw this.logged(
         x,
