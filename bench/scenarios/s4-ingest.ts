@@ -236,8 +236,16 @@ export const ingestScenario: Scenario = {
           `${fmt(rate)} reports/s offered: absorbed ${fmt(s.absorbed)}/s, catch-up ${fmt(s.catchupMs)} ms, frontend CPU ${Math.round(s.cpu * 100)} %, ` +
             `lag p50 ${fmt(percentile(s.lag, 50), 1)} / p99 ${fmt(percentile(s.lag, 99), 1)} ms (${s.lag.length} trials), invalid ${s.invalid}, slow consumers ${s.slowConsumers ?? '?'}`,
         );
-        if (!(s.catchupMs <= 20000) || (s.slowConsumers ?? 0) > 0 || s.disconnects > 0) {
-          ctx.log('the frontend fell far behind or lost its connection: not escalating further');
+        // Past saturation a higher rate only lengthens the catch-up: stop escalating.
+        if (
+          !(s.catchupMs <= 20000) ||
+          !(s.absorbed >= 0.8 * rate) ||
+          (s.slowConsumers ?? 0) > 0 ||
+          s.disconnects > 0
+        ) {
+          ctx.log(
+            'the frontend is saturated, fell behind or lost its connection: not escalating further',
+          );
           break;
         }
       }
@@ -351,6 +359,8 @@ function summarize(
     'connection. What cannot be observed: the frontend has no counter of reports received or applied,',
     'so a report the frontend lost after NATS delivered it would only show as a missing decision',
     'change; the sentinel and lag probes check ordering and currency, not every single report.',
+    'The offered rate rises step by step until the frontend absorbs less than 80 % of it, ends more',
+    'than 20 s behind, or loses reports.',
     '',
     '| offered /s | sent /s | absorbed /s | catch-up ms | frontend CPU | lag p50 / p99 ms (trials) | traffic p99 ms | invalid | slow consumers / disconnects | delivered | max pending MB | kept current |',
     '| ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |',
