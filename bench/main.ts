@@ -4,7 +4,7 @@
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { connect } from 'nats';
 import { Client } from 'pg';
 import { BenchContext, CPU, Scenario } from './lib/context';
@@ -21,25 +21,39 @@ interface Args {
   /** null: profile in full runs only. */
   profile: boolean | null;
   out: string | null;
+  shedding: string[];
 }
+
+export const DEFAULT_SHEDDING = ['--active-decode-blocks-threshold', '0.85'];
 
 const USAGE = `usage: npm run bench -- [--quick] [--only 1,2,...] [--no-profile] [--out FILE]
   --quick       every scenario, shrunk to run in under 3 minutes (development, smoke test)
   --only LIST   run only these scenarios (1-8); the report then goes to a temp file unless --out
   --no-profile  skip the CPU profiles of the frontend (scenarios 1, 2, 4; full runs only by default)
   --profile     take them in --quick runs too
-  --out FILE    where to write the report (default docs/benchmarks.md)`;
+  --out FILE    where to write the report (default docs/benchmarks.md)
+  --shedding "FLAGS"  thresholds of the shedding-on frontend in scenario 7, for experiments
+                (default "${DEFAULT_SHEDDING.join(' ')}", the configuration of record)`;
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { quick: false, only: null, profile: null, out: null };
+  const a: Args = {
+    quick: false,
+    only: null,
+    profile: null,
+    out: null,
+    shedding: DEFAULT_SHEDDING,
+  };
   for (let i = 0; i < argv.length; i++) {
-    const [flag, inline] = argv[i].split('=', 2);
+    const eq = argv[i].indexOf('=');
+    const flag = eq === -1 ? argv[i] : argv[i].slice(0, eq);
+    const inline = eq === -1 ? undefined : argv[i].slice(eq + 1);
     const value = (): string => inline ?? argv[++i];
     if (flag === '--quick') a.quick = true;
     else if (flag === '--no-profile') a.profile = false;
     else if (flag === '--profile') a.profile = true;
     else if (flag === '--only') a.only = value().split(',').map(Number);
     else if (flag === '--out') a.out = value();
+    else if (flag === '--shedding') a.shedding = value().split(/\s+/).filter(Boolean);
     else if (flag === '--help' || flag === '-h') {
       console.log(USAGE);
       process.exit(0);
@@ -115,6 +129,7 @@ async function main(): Promise<void> {
   const ctx: BenchContext = {
     quick: args.quick,
     profile: args.profile ?? !args.quick,
+    sheddingFlags: args.shedding,
     natsUrl,
     databaseUrl,
     tmpDir,
@@ -164,7 +179,8 @@ function writeReport(args: Args, ctx: BenchContext, outcomes: ScenarioOutcome[])
   const out =
     args.out ??
     (args.only ? join(ctx.tmpDir, 'benchmarks.md') : join(ctx.docsDir, 'benchmarks.md'));
-  const plotDir = join(ctx.docsDir, 'bench');
+  // Plots go beside the report: docs/bench/ for the report of record.
+  const plotDir = join(dirname(out), 'bench');
   const plots: Array<{ file: string; alt: string }> = [];
   for (const o of outcomes) {
     for (const p of o.result?.plots ?? []) {

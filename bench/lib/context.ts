@@ -7,6 +7,8 @@ export const CPU = { server: '0', client: '1' } as const;
 export interface BenchContext {
   readonly quick: boolean;
   readonly profile: boolean;
+  /** Thresholds of the shedding-on frontend in scenario 7 (beside token-capacity). */
+  readonly sheddingFlags: string[];
   /** Shared NATS for the ordinary scenarios. */
   readonly natsUrl: string;
   /** PostgreSQL URL of the bench's own database (created and dropped by the bench). */
@@ -53,4 +55,13 @@ export interface Scenario {
 export function verdict(ok: boolean | null): Verdict {
   if (ok === null) return 'n/a';
   return ok ? 'pass' : 'MISS';
+}
+
+/**
+ * Warm-up before measuring a server: the frontend needs much longer than the reference
+ * servers before the JIT has optimised its request path (its rate still rose for ~30 s).
+ */
+export function warmupS(quick: boolean, subject: string): number {
+  if (quick) return subject === 'sluice' ? 3 : 1;
+  return subject === 'sluice' ? 15 : 5;
 }

@@ -42,7 +42,7 @@ function label(v: number): string {
 export function lineChart(o: ChartOptions): string {
   const W = o.width ?? 640;
   const H = o.height ?? 400;
-  const m = { l: 70, r: 20, t: 40, b: 80 };
+  const m = { l: 70, r: 20, t: 40, b: 86 };
   const pw = W - m.l - m.r;
   const ph = H - m.t - m.b;
   const xs = o.series.flatMap((s) => s.points.map((p) => p[0]));
@@ -114,8 +114,8 @@ export function lineChart(o: ChartOptions): string {
       );
   }
   o.series.forEach((s, i) => {
-    const x = m.l + i * 270;
-    const y = H - 18;
+    const x = m.l;
+    const y = H - 26 + i * 16;
     parts.push(
       `<line x1="${x}" x2="${x + 24}" y1="${y - 4}" y2="${y - 4}" stroke="${s.color}" stroke-width="2.5"${s.dashed ? ' stroke-dasharray="8 4"' : ''}/>`,
     );

@@ -1,6 +1,14 @@
 import { autocannon, expectOnly } from '../lib/autocannon';
 import { Heartbeat, ReportBus } from '../lib/bus';
-import { BenchContext, CPU, Figure, Scenario, ScenarioResult, verdict } from '../lib/context';
+import {
+  BenchContext,
+  CPU,
+  Figure,
+  Scenario,
+  ScenarioResult,
+  verdict,
+  warmupS,
+} from '../lib/context';
 import { chatBody, httpPost, isOverload, OVERLOAD_BODY } from '../lib/http';
 import { startNginx } from '../lib/nginx';
 import { profileMarkdown, ProfileSummary } from '../lib/profile';
@@ -82,7 +90,7 @@ export const rejectionScenario: Scenario = {
         `warm-up, then ${rounds} interleaved rounds of ${seconds} s per server, 50 connections`,
       );
       for (const s of Object.keys(urls) as Subject[]) {
-        await autocannon(g, { url: `${urls[s]}${PATH}`, body, durationS: ctx.quick ? 1.5 : 5 });
+        await autocannon(g, { url: `${urls[s]}${PATH}`, body, durationS: warmupS(ctx.quick, s) });
       }
       for (let r = 0; r < rounds; r++) {
         const line: string[] = [];
@@ -160,8 +168,9 @@ function summarize(
     'reported over the threshold) vs a bare Fastify 5 app and nginx `return 503`, all answering the',
     "contract's exact 503 (status, `Retry-After: 1`, `Content-Type: application/json`, body — checked",
     'before measuring). Servers pinned to CPU 0, autocannon (50 connections, POST of a chat body) to',
-    'CPU 1; each server warmed up first (5 s of the same load: the JIT needs a few seconds before',
-    'the frontend reaches its steady rate), then rounds interleaved with the order rotated each round.',
+    'CPU 1; each server warmed up first with the same load (Sluice 15 s, the others 5 s: the',
+    "frontend's rate keeps rising for tens of seconds while the JIT optimises its request path), then",
+    'rounds interleaved with the order rotated each round.',
     '',
     '| round | Sluice req/s | Fastify req/s | nginx req/s | Sluice / Fastify |',
     '| ---: | ---: | ---: | ---: | ---: |',

@@ -1,5 +1,13 @@
 import { autocannon, expectOnly } from '../lib/autocannon';
-import { BenchContext, CPU, Figure, Scenario, ScenarioResult, verdict } from '../lib/context';
+import {
+  BenchContext,
+  CPU,
+  Figure,
+  Scenario,
+  ScenarioResult,
+  verdict,
+  warmupS,
+} from '../lib/context';
 import { fixedRate, FixedRateResult } from '../lib/fixed-rate';
 import { chatBody, httpPost } from '../lib/http';
 import { startNginx } from '../lib/nginx';
@@ -73,7 +81,7 @@ export const admittedScenario: Scenario = {
       );
       for (const s of SUBJECTS) {
         place(s);
-        await autocannon(g, { url: `${urls[s]}${PATH}`, body, durationS: ctx.quick ? 2 : 5 });
+        await autocannon(g, { url: `${urls[s]}${PATH}`, body, durationS: warmupS(ctx.quick, s) });
       }
       for (let r = 0; r < rounds; r++) {
         const line: string[] = [];
@@ -211,7 +219,8 @@ function summarize(
     'keep-alive pool, buffering off). Placement: the process the client talks to runs on CPU 0;',
     'behind a proxy the worker runs on CPU 1 beside the client (moved there with `taskset -p`), and',
     'for the direct runs it is moved to CPU 0. Maximum rate: autocannon, 50 connections, after a',
-    '5 s warm-up per path (the frontend reached ~20 % of its warmed-up rate in its first 1.5 s). Latency:',
+    'warm-up per path (Sluice 15 s, the others 5 s; in its first 1.5 s under load the frontend',
+    'reached ~20 % of its warmed-up rate). Latency:',
     `an open-loop client at a fixed ${rate} req/s (half of Sluice's median maximum), measured`,
     'from each scheduled send time with µs resolution (autocannon only resolves whole ms).',
     '',

@@ -18,8 +18,11 @@ export interface Point {
   goodput_rps: number;
   rejection_ratio: number;
   ttft_p50_ms: number | null;
+  /** Over every admitted request of the window, the cut-off ones included. */
   ttft_p99_ms: number | null;
-  ttft_p99_with_cut_ms: number | null;
+  ttft_p99_lower_bound: boolean;
+  ttft_p99_ok_only_ms: number | null;
+  window_no_first_token: number;
   latency_p50_ms: number | null;
   latency_p99_ms: number | null;
   window_aborted: number;
@@ -126,12 +129,7 @@ export const goodputScenario: Scenario = {
         on: await startFrontend(g, {
           ...common,
           name: 'frontend-on',
-          flags: [
-            '--admission-control',
-            'token-capacity',
-            '--active-decode-blocks-threshold',
-            '0.85',
-          ],
+          flags: ['--admission-control', 'token-capacity', ...ctx.sheddingFlags],
         }),
         off: await startFrontend(g, {
           ...common,
@@ -146,13 +144,14 @@ export const goodputScenario: Scenario = {
         'workers known to both frontends',
       );
 
-      const [probeS, probeWarm] = ctx.quick ? [8, 4] : [20, 8];
+      const [probeS, probeWarm, probeRamp] = ctx.quick ? [10, 5, 2] : [30, 15, 6];
       ctx.log(
         `capacity probe: 600 closed-loop clients for ${probeS} s through the frontend without shedding`,
       );
       const probe = (await runTool(g, 'dist/bench/tools/closed-loop.js', [
         '600',
         String(probeWarm),
+        String(probeRamp),
         ...loadgenFlags(fe.off.url, [
           '--duration',
           String(probeS),
@@ -207,7 +206,14 @@ export const goodputScenario: Scenario = {
           }
         }
       }
-      return summarize(capacity, points, { durationS, warmupS, drainS, rounds, quick: ctx.quick });
+      return summarize(capacity, points, {
+        durationS,
+        warmupS,
+        drainS,
+        rounds,
+        quick: ctx.quick,
+        shedding: ctx.sheddingFlags.join(' '),
+      });
     } finally {
       await g.stopAll();
     }
@@ -217,7 +223,14 @@ export const goodputScenario: Scenario = {
 function summarize(
   capacity: number,
   points: Point[],
-  run: { durationS: number; warmupS: number; drainS: number; rounds: number; quick: boolean },
+  run: {
+    durationS: number;
+    warmupS: number;
+    drainS: number;
+    rounds: number;
+    quick: boolean;
+    shedding: string;
+  },
 ): ScenarioResult {
   const at = (load: number, mode: Mode): Point[] =>
     points.filter((p) => p.load === load && p.mode === mode);
@@ -230,10 +243,12 @@ function summarize(
   const pick = (load: number, mode: Mode, r: number): Point | undefined =>
     at(load, mode).find((p) => p.round === r);
   const goodputRatio = perRound((r) => (pick(4, 'on', r)?.goodput_rps ?? NaN) / capacity);
-  const ttftGrowth = (mode: Mode, key: 'ttft_p99_ms' | 'ttft_p99_with_cut_ms'): number[] =>
-    perRound((r) => (pick(4, mode, r)?.[key] ?? NaN) / (pick(0.5, mode, r)?.ttft_p99_ms ?? NaN));
-  const onGrowth = ttftGrowth('on', 'ttft_p99_ms');
-  const offGrowth = ttftGrowth('off', 'ttft_p99_with_cut_ms');
+  const ttftGrowth = (mode: Mode): number[] =>
+    perRound(
+      (r) => (pick(4, mode, r)?.ttft_p99_ms ?? NaN) / (pick(0.5, mode, r)?.ttft_p99_ms ?? NaN),
+    );
+  const onGrowth = ttftGrowth('on');
+  const offGrowth = ttftGrowth('off');
   const row = (
     name: string,
     xs: number[],
@@ -299,10 +314,8 @@ function summarize(
       const ps = at(load, mode);
       if (ps.length === 0) continue;
       const cut = ps.reduce((a, p) => a + p.window_aborted, 0);
-      const ttft99 =
-        mode === 'off' && cut > 0
-          ? `≥ ${fmt(med(ps.map((p) => p.ttft_p99_with_cut_ms)), 0)}`
-          : fmt(med(ps.map((p) => p.ttft_p99_ms)), 0);
+      const bound = ps.some((p) => p.ttft_p99_lower_bound) ? '≥ ' : '';
+      const ttft99 = `${bound}${fmt(med(ps.map((p) => p.ttft_p99_ms)), 0)}`;
       tableRows.push(
         `| ${load}× | ${fmt(ps[0]?.rate)} | ${mode} | ${fmt(med(ps.map((p) => p.goodput_rps)))} | ${fmt(100 * (med(ps.map((p) => p.rejection_ratio)) ?? 0), 0)} % | ` +
           `${fmt(med(ps.map((p) => p.ttft_p50_ms)), 0)} | ${ttft99} | ${fmt(med(ps.map((p) => p.latency_p50_ms)), 0)} | ${fmt(med(ps.map((p) => p.latency_p99_ms)), 0)} | ${cut} | ` +
@@ -313,20 +326,22 @@ function summarize(
   const details = [
     'Two simulated workers (`--speedup 1`: Dynamo mocker timing, 16,384 KV blocks of 16 tokens,',
     'max 256 sequences, max 8,192 batched tokens each) reporting on NATS, on CPU 1; two frontends',
-    'on CPU 0 in front of them: shedding **on** (`token-capacity`, decode threshold 0.85) and',
+    `on CPU 0 in front of them: shedding **on** (\`--admission-control token-capacity ${run.shedding}\`) and`,
     `**off** (\`--admission-control none\`). Streaming chat requests of ~${PROMPT} prompt tokens and`,
     `\`max_tokens\` ${MAX_TOKENS}, sent open loop (fixed arrival rate, whatever the answers) by a client built`,
     "from the project's loadgen modules (same prompts, request sender and SSE accounting) that also",
     'keeps per-request timestamps, on CPU 1.',
     '',
-    `*Capacity*: completions/s of 600 closed-loop clients through the frontend without shedding (workers`,
-    `saturated), measured once per run: ${fmt(capacity)} req/s. Each point sends for ${run.durationS} s; the`,
+    `*Capacity*: completions/s of 600 closed-loop clients (non-streaming, started over a few seconds) through`,
+    `the frontend without shedding, workers saturated, counted after a warm-up; measured once per run:`,
+    `${fmt(capacity)} req/s. Each point sends for ${run.durationS} s; the`,
     `figures cover the requests that *arrived* in the steady window [${run.warmupS} s, ${run.durationS} s)`,
     `(the first ${run.warmupS} s, where empty workers take a burst, are left out). *Goodput*: successful`,
-    'completions per second inside that window. TTFT and end-to-end latency: of the successful',
-    `requests that arrived in the window. After the window the client waits ${run.drainS} s for answers, then`,
-    'aborts the rest ("cut off"); with shedding off those never got a first token, so their TTFT',
-    'enters the off-column p99 as a lower bound (≥). Points interleaved on/off with the order',
+    'completions per second inside that window. *TTFT*: of every request admitted in the window.',
+    `After the window the client waits ${run.drainS} s for answers, then aborts the rest ("cut off"); a cut-off`,
+    'request counts with its real first-token time if it had one, else with the time it had waited',
+    '(a lower bound, shown as ≥ when such values reach the p99). *End-to-end latency*: of the',
+    'successful requests. Points interleaved on/off with the order',
     `swapped each round; ${run.rounds} round(s), medians shown; the workers are idle before every point.`,
     '*KV in use* and *queued prefill tokens*: what the workers reported during the window (sampled once',
     'a second; blocks held ÷ total, and prompt tokens admitted by the engines but not yet prefilled,',
@@ -372,5 +387,5 @@ function summarize(
         '(`--active-prefill-tokens-threshold[-frac]`, which counts queued prompt tokens) beside the decode one would bound it.',
     );
   }
-  return { figures, details, analysis, plots: goodputPlots(capacity, points) };
+  return { figures, details, analysis, plots: goodputPlots(capacity, points, run.shedding) };
 }

@@ -3,10 +3,6 @@ import { lineChart } from '../lib/svg';
 import type { Mode, Point } from './s7-goodput';
 
 const COLORS: Record<Mode, string> = { on: '#1f77b4', off: '#d62728' };
-const NAMES: Record<Mode, string> = {
-  on: 'shedding on (token-capacity 0.85)',
-  off: 'shedding off',
-};
 
 function series(
   points: Point[],
@@ -25,7 +21,12 @@ function series(
 export function goodputPlots(
   capacity: number,
   points: Point[],
+  shedding: string,
 ): Array<{ name: string; svg: string; alt: string }> {
+  const names: Record<Mode, string> = {
+    on: `shedding on (${shedding.replace(/--active-|-threshold/g, '').replace(/\s+/g, ' ')})`,
+    off: 'shedding off',
+  };
   const xTicks = [...new Set(points.map((p) => p.rate))].sort((a, b) => a - b);
   const goodput = lineChart({
     title: 'Goodput vs offered load (2 simulated workers)',
@@ -33,7 +34,7 @@ export function goodputPlots(
     yLabel: 'successful requests/s',
     xTicks,
     series: (['on', 'off'] as Mode[]).map((m) => ({
-      name: NAMES[m],
+      name: names[m],
       color: COLORS[m],
       points: series(points, m, (p) => p.goodput_rps),
       dashed: m === 'off',
@@ -46,13 +47,13 @@ export function goodputPlots(
   const ttft = lineChart({
     title: 'p99 time to first token vs offered load',
     xLabel: 'offered load (requests/s, open loop)',
-    yLabel: 'p99 TTFT of successful requests (ms, log scale)',
+    yLabel: 'p99 TTFT of admitted requests (ms, log scale)',
     xTicks,
     logY: true,
     series: (['on', 'off'] as Mode[]).map((m) => ({
-      name: NAMES[m],
+      name: names[m],
       color: COLORS[m],
-      points: series(points, m, (p) => (m === 'off' ? p.ttft_p99_with_cut_ms : p.ttft_p99_ms)),
+      points: series(points, m, (p) => p.ttft_p99_ms),
       dashed: m === 'off',
     })),
   });

@@ -1,9 +1,10 @@
 /**
  * Closed-loop capacity probe: N clients each send the same kind of request as loadgen (its
  * prompt builder and request sender), back to back, for D seconds; prints the completions per
- * second inside [WARMUP, D] as one JSON line.
+ * second inside [WARMUP, D] as one JSON line. The clients start spread over RAMP_S seconds: all
+ * starting at once, they finish in waves, and a window then catches a wave or a trough.
  *
- *   node dist/bench/tools/closed-loop.js CONCURRENCY WARMUP_S [loadgen flags: --url --duration ...]
+ *   node dist/bench/tools/closed-loop.js CONCURRENCY WARMUP_S RAMP_S [loadgen flags ...]
  */
 import { setMaxListeners } from 'node:events';
 import { Pool } from 'undici';
@@ -13,7 +14,8 @@ import { RequestSender } from '../../apps/loadgen/src/request.sender';
 async function main(): Promise<void> {
   const concurrency = Number(process.argv[2]);
   const warmupS = Number(process.argv[3]);
-  const cmd = parseLoadgenArgs(process.argv.slice(4));
+  const rampS = Number(process.argv[4]);
+  const cmd = parseLoadgenArgs(process.argv.slice(5));
   if (cmd.kind !== 'run') throw new Error('expected loadgen flags');
   const o = cmd.options;
   const pool = new Pool(o.url.origin, {
@@ -32,7 +34,8 @@ async function main(): Promise<void> {
   let errors = 0;
   let index = 0;
   const kinds: Record<string, number> = {};
-  const loop = async (): Promise<void> => {
+  const loop = async (i: number): Promise<void> => {
+    await new Promise((r) => setTimeout(r, (i * rampS * 1000) / concurrency));
     while (performance.now() < end) {
       const r = await sender.send(index++);
       const t = performance.now();
@@ -41,7 +44,7 @@ async function main(): Promise<void> {
       if (r.kind === 'error') errors++;
     }
   };
-  const loops = Array.from({ length: concurrency }, () => loop());
+  const loops = Array.from({ length: concurrency }, (_, i) => loop(i));
   await new Promise((r) => setTimeout(r, end - performance.now() + 10));
   abort.abort();
   await Promise.race([Promise.allSettled(loops), new Promise((r) => setTimeout(r, 5000))]);

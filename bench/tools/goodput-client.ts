@@ -1,22 +1,32 @@
 /**
- * The project's loadgen (same arrival schedule, prompts, request sender and SSE accounting,
- * imported from apps/loadgen) with one addition scenario 7 needs: per-request timestamps, so
+ * The project's loadgen (same arrival schedule, prompts, SSE reader and answer classification,
+ * imported from apps/loadgen) with what scenario 7 needs on top: per-request timestamps, so
  * goodput and latencies can be taken over a steady-state window that leaves out the cold start
- * and the drain. Prints one JSON line.
+ * and the drain, and the time to first token of requests that were still streaming (or still
+ * waiting) when the drain timeout cut them off. Prints one JSON line.
  *
  *   node dist/bench/tools/goodput-client.js WARMUP_S [loadgen flags: --url --rate --duration ...]
  */
 import { setMaxListeners } from 'node:events';
 import { Pool } from 'undici';
 import { realClock, runArrivalSchedule } from '../../apps/loadgen/src/arrival.schedule';
-import { parseLoadgenArgs } from '../../apps/loadgen/src/loadgen.options';
-import { RequestSender } from '../../apps/loadgen/src/request.sender';
-import { RequestOutcome } from '../../apps/loadgen/src/response.classifier';
+import { LoadgenOptions, parseLoadgenArgs } from '../../apps/loadgen/src/loadgen.options';
+import { buildRequestBody, requestPath } from '../../apps/loadgen/src/prompt.builder';
+import { classifyErrorResponse } from '../../apps/loadgen/src/response.classifier';
+import { OpenAiStreamReader } from '../../apps/loadgen/src/sse-stream.parser';
+
+type Kind = 'ok' | 'rejected' | 'error' | 'aborted';
 
 interface Rec {
+  /** Arrival, ms after the start. */
   at: number;
+  /** Settled, ms after the start. */
   end: number;
-  outcome: RequestOutcome;
+  kind: Kind;
+  /** Time to first token; for an aborted request only if its first token had arrived. */
+  ttftMs: number | null;
+  latencyMs: number | null;
+  label?: string;
 }
 
 function pct(xs: number[], p: number): number | null {
@@ -25,10 +35,62 @@ function pct(xs: number[], p: number): number | null {
   return s[Math.min(s.length, Math.max(1, Math.ceil((p / 100) * s.length))) - 1];
 }
 
+/** Sends one streaming request and reads it to the end, keeping its first-token time. */
+async function send(
+  pool: Pool,
+  o: LoadgenOptions,
+  index: number,
+  signal: AbortSignal,
+  t0: number,
+): Promise<Rec> {
+  const at = realClock.now() - t0;
+  const start = performance.now();
+  const reader = new OpenAiStreamReader();
+  const done = (kind: Kind, extra: Partial<Rec> = {}): Rec => ({
+    at,
+    end: realClock.now() - t0,
+    kind,
+    ttftMs: reader.firstDataAtMs === null ? null : reader.firstDataAtMs - start,
+    latencyMs: performance.now() - start,
+    ...extra,
+  });
+  try {
+    const res = await pool.request({
+      path: requestPath(o),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: buildRequestBody(o, index),
+      signal,
+    });
+    if (res.statusCode !== 200) {
+      const outcome = classifyErrorResponse(
+        res.statusCode,
+        await res.body.text(),
+        performance.now() - start,
+      );
+      return done(outcome.kind === 'rejected' ? 'rejected' : 'error', {
+        label: outcome.kind === 'error' ? outcome.label : undefined,
+      });
+    }
+    const decoder = new TextDecoder();
+    for await (const chunk of res.body as AsyncIterable<Buffer>)
+      reader.push(decoder.decode(chunk, { stream: true }), performance.now());
+    reader.push(decoder.decode(), performance.now());
+    reader.end(performance.now());
+    if (reader.failed || !reader.done || reader.firstDataAtMs === null)
+      return done('error', { label: 'stream_incomplete' });
+    return done('ok');
+  } catch (err) {
+    if (signal.aborted) return done('aborted');
+    return done('error', { label: err instanceof Error ? err.name : 'error' });
+  }
+}
+
 async function main(): Promise<void> {
   const warmupS = Number(process.argv[2]);
   const cmd = parseLoadgenArgs(process.argv.slice(3));
-  if (cmd.kind !== 'run') throw new Error('expected loadgen flags');
+  if (cmd.kind !== 'run' || !cmd.options.stream)
+    throw new Error('expected loadgen flags with --stream');
   const o = cmd.options;
   const pool = new Pool(o.url.origin, {
     connections: o.maxInflight,
@@ -39,7 +101,6 @@ async function main(): Promise<void> {
   });
   const abort = new AbortController();
   setMaxListeners(0, abort.signal);
-  const sender = new RequestSender(pool, o, abort.signal);
   const recs: Rec[] = [];
   const pending = new Set<Promise<void>>();
   const t0 = realClock.now();
@@ -49,10 +110,8 @@ async function main(): Promise<void> {
     t0,
     clock: realClock,
     onArrival: (index) => {
-      const at = realClock.now() - t0;
-      const p = sender
-        .send(index)
-        .then((outcome) => void recs.push({ at, end: realClock.now() - t0, outcome }))
+      const p = send(pool, o, index, abort.signal, t0)
+        .then((r) => void recs.push(r))
         .finally(() => pending.delete(p));
       pending.add(p);
     },
@@ -71,16 +130,19 @@ async function main(): Promise<void> {
 
   const from = warmupS * 1000;
   const inWindow = recs.filter((r) => r.at >= from && r.at < windowEnd);
-  const ok = inWindow.filter((r) => r.outcome.kind === 'ok');
-  const okTtft = ok.map((r) => (r.outcome.kind === 'ok' ? r.outcome.ttftMs : 0));
-  // Requests cut off by the drain timeout never got a first token: their TTFT is at least the
-  // time they waited, so they enter the TTFT percentiles as lower bounds (censored values).
-  const cut = inWindow.filter((r) => r.outcome.kind === 'aborted');
-  const ttftWithCut = [...okTtft, ...cut.map((r) => abortAt - r.at)];
-  const count = (k: RequestOutcome['kind']): number =>
-    inWindow.filter((r) => r.outcome.kind === k).length;
+  const count = (k: Kind): number => inWindow.filter((r) => r.kind === k).length;
+  const ok = inWindow.filter((r) => r.kind === 'ok');
+  const cut = inWindow.filter((r) => r.kind === 'aborted');
+  // Every admitted request of the window: the successful ones, and the ones the drain timeout
+  // cut off (with their real first-token time if it came, else a lower bound: the wait so far).
+  const admittedTtft = [
+    ...ok.map((r) => r.ttftMs as number),
+    ...cut.map((r) => r.ttftMs ?? abortAt - r.at),
+  ];
+  const censored = cut.filter((r) => r.ttftMs === null).length;
+  const p99 = pct(admittedTtft, 99);
   const completedOk = recs.filter(
-    (r) => r.outcome.kind === 'ok' && r.end >= from && r.end < windowEnd,
+    (r) => r.kind === 'ok' && r.end >= from && r.end < windowEnd,
   ).length;
   const out = {
     rate: o.rate,
@@ -92,28 +154,27 @@ async function main(): Promise<void> {
     window_rejected: count('rejected'),
     window_errors: count('error'),
     window_aborted: cut.length,
-    error_kinds: [
-      ...new Set(inWindow.flatMap((r) => (r.outcome.kind === 'error' ? [r.outcome.label] : []))),
-    ],
+    /** Cut-off requests that had no first token yet: their TTFT is only a lower bound. */
+    window_no_first_token: censored,
+    error_kinds: [...new Set(inWindow.flatMap((r) => (r.label ? [r.label] : [])))],
     /** Successful completions per second inside the window (steady-state goodput). */
     goodput_rps: completedOk / ((windowEnd - from) / 1000),
     rejection_ratio: inWindow.length ? count('rejected') / inWindow.length : 0,
-    ttft_p50_ms: pct(okTtft, 50),
-    ttft_p99_ms: pct(okTtft, 99),
-    ttft_p99_with_cut_ms: pct(ttftWithCut, 99),
+    ttft_p50_ms: pct(admittedTtft, 50),
+    ttft_p99_ms: p99,
+    /** True when the p99 above is only a lower bound (censored values at or beyond it). */
+    ttft_p99_lower_bound:
+      p99 !== null && cut.some((r) => r.ttftMs === null && abortAt - r.at >= p99),
+    ttft_p99_ok_only_ms: pct(
+      ok.map((r) => r.ttftMs as number),
+      99,
+    ),
     latency_p50_ms: pct(
-      ok.map((r) => (r.outcome.kind === 'ok' ? r.outcome.latencyMs : 0)),
+      ok.map((r) => r.latencyMs as number),
       50,
     ),
     latency_p99_ms: pct(
-      ok.map((r) => (r.outcome.kind === 'ok' ? r.outcome.latencyMs : 0)),
-      99,
-    ),
-    all_ok: recs.filter((r) => r.outcome.kind === 'ok').length,
-    all_rejected: recs.filter((r) => r.outcome.kind === 'rejected').length,
-    all_aborted: recs.filter((r) => r.outcome.kind === 'aborted').length,
-    all_ttft_p99_ms: pct(
-      recs.flatMap((r) => (r.outcome.kind === 'ok' ? [r.outcome.ttftMs] : [])),
+      ok.map((r) => r.latencyMs as number),
       99,
     ),
   };
