@@ -10,6 +10,8 @@ import { RawJsonDeserializer } from './raw-json.deserializer';
 export class InProcessTransport extends Server implements CustomTransportStrategy {
   private readonly unsubscribers: Array<() => void> = [];
   private readonly rawDeserializer = new RawJsonDeserializer();
+  /** Route of each subscribed pattern, so Nest does not re-derive it for every message. */
+  private readonly routes = new Map<string, string>();
 
   constructor(
     private readonly bus: InProcessBus,
@@ -20,6 +22,7 @@ export class InProcessTransport extends Server implements CustomTransportStrateg
 
   listen(callback: () => void): void {
     for (const pattern of this.messageHandlers.keys()) {
+      this.routes.set(pattern, super.getRouteFromPattern(pattern));
       const subject = subjectFor(this.namespace, pattern);
       const context = new BaseRpcContext([subject]);
       this.unsubscribers.push(
@@ -32,6 +35,10 @@ export class InProcessTransport extends Server implements CustomTransportStrateg
       );
     }
     callback();
+  }
+
+  protected override getRouteFromPattern(pattern: string): string {
+    return this.routes.get(pattern) ?? super.getRouteFromPattern(pattern);
   }
 
   close(): void {
