@@ -63,6 +63,25 @@ describe('parseKvMetricsReport', () => {
     },
   );
 
+  it('gives the same result for an endpoint seen before, and still rejects a bad one', () => {
+    for (let i = 0; i < 3; i++) {
+      expect(sut(wire({ endpoint: 'http://w-again:9001/' }))).toMatchObject({
+        value: { endpoint: 'http://w-again:9001' },
+      });
+      expect(reasonFor(wire({ endpoint: 'ftp://w-again:9001' }))).toContain("'endpoint'");
+    }
+  });
+
+  it('keeps validating endpoints after more distinct ones than it remembers', () => {
+    for (let i = 0; i < 5000; i++) {
+      expect(sut(wire({ endpoint: `http://w-${i}:9001` })).ok).toBe(true);
+    }
+    expect(sut(wire({ endpoint: 'http://w-0:9001/' }))).toMatchObject({
+      value: { endpoint: 'http://w-0:9001' },
+    });
+    expect(reasonFor(wire({ endpoint: 'http://' }))).toContain("'endpoint'");
+  });
+
   it('keeps a path prefix of the endpoint', () => {
     expect(sut(wire({ endpoint: 'http://gw/pool-a/' }))).toMatchObject({
       value: { endpoint: 'http://gw/pool-a' },

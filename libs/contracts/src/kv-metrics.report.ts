@@ -54,6 +54,31 @@ function isHttpUrl(v: string): boolean {
 }
 
 /**
+ * Endpoints already found valid, with trailing slashes removed. A worker sends the same
+ * endpoint in every report, so the URL parse runs once per worker instead of once per report.
+ * Bounded: a flood of invented endpoints empties it and costs what no cache would.
+ */
+const knownEndpoints = new Map<string, string>();
+const MAX_KNOWN_ENDPOINTS = 4096;
+
+function validEndpoint(v: unknown): string | undefined {
+  if (typeof v !== 'string') return undefined;
+  const known = knownEndpoints.get(v);
+  if (known !== undefined) return known;
+  if (!boundedString(v, REPORT_LIMITS.maxEndpointLength) || !isHttpUrl(v)) return undefined;
+  if (knownEndpoints.size >= MAX_KNOWN_ENDPOINTS) knownEndpoints.clear();
+  const normalized = withoutTrailingSlashes(v);
+  knownEndpoints.set(v, normalized);
+  return normalized;
+}
+
+function withoutTrailingSlashes(v: string): string {
+  let end = v.length;
+  while (end > 0 && v.charCodeAt(end - 1) === 0x2f) end--;
+  return end === v.length ? v : v.slice(0, end);
+}
+
+/**
  * Validates a decoded kv_metrics payload. Hand-written rather than class-validator: it runs for
  * every report of every rank (tens of thousands per second) and must not allocate much.
  */
@@ -64,9 +89,8 @@ export function parseKvMetricsReport(raw: unknown): ParseResult<KvMetricsReport>
   const r = raw as Record<string, unknown>;
   if (!boundedString(r.worker_id, REPORT_LIMITS.maxIdLength)) return bad('worker_id');
   if (!boundedString(r.model, REPORT_LIMITS.maxModelLength)) return bad('model');
-  if (!boundedString(r.endpoint, REPORT_LIMITS.maxEndpointLength) || !isHttpUrl(r.endpoint)) {
-    return bad('endpoint');
-  }
+  const endpoint = validEndpoint(r.endpoint);
+  if (endpoint === undefined) return bad('endpoint');
   if (!isCount(r.active_decode_blocks)) return bad('active_decode_blocks');
   if (!isCount(r.kv_total_blocks)) return bad('kv_total_blocks');
   if (!isCount(r.active_prefill_tokens)) return bad('active_prefill_tokens');
@@ -83,7 +107,7 @@ export function parseKvMetricsReport(raw: unknown): ParseResult<KvMetricsReport>
     value: {
       workerId: r.worker_id,
       model: r.model,
-      endpoint: r.endpoint.replace(/\/+$/, ''),
+      endpoint,
       dpRank,
       dpSize,
       activeDecodeBlocks: r.active_decode_blocks,
