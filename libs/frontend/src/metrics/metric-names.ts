@@ -14,6 +14,7 @@ export const METRIC = {
   // Beyond contract §6: what an operator needs to alert on a frontend's own dependencies.
   busConnected: 'sluice_frontend_bus_connected',
   thresholdStoreUp: 'sluice_frontend_threshold_store_up',
+  reportsReceived: 'sluice_frontend_kv_metrics_received_total',
 } as const;
 
 export type EndpointLabel = 'chat_completions' | 'completions' | 'embeddings';

@@ -5,12 +5,12 @@ import {
 } from '@willsoto/nestjs-prometheus';
 import { METRIC } from './metric-names';
 
-const workerLabels = ['model', 'worker_id', 'dp_rank'];
 /** Latency buckets from 5 ms to 10 min: TTFT under overload can reach minutes without shedding. */
 const latencyBuckets = [
   0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600,
 ];
 
+/** The per-worker gauges are in `worker-gauges.providers.ts`: they read the worker registry. */
 export const metricProviders = [
   makeCounterProvider({
     name: METRIC.rejections,
@@ -43,26 +43,6 @@ export const metricProviders = [
     help: 'Time from request arrival to the end of the answer',
     labelNames: ['model'],
     buckets: latencyBuckets,
-  }),
-  makeGaugeProvider({
-    name: METRIC.workerDecodeBlocks,
-    help: 'KV-cache blocks in use, as last reported by the worker rank',
-    labelNames: workerLabels,
-  }),
-  makeGaugeProvider({
-    name: METRIC.workerKvTotalBlocks,
-    help: 'KV-cache blocks in total, as last reported by the worker rank',
-    labelNames: workerLabels,
-  }),
-  makeGaugeProvider({
-    name: METRIC.workerPrefillTokens,
-    help: 'Prompt tokens waiting for prefill, as last reported by the worker rank',
-    labelNames: workerLabels,
-  }),
-  makeGaugeProvider({
-    name: METRIC.workerBusy,
-    help: '1 when every rank of the worker is over a busy threshold',
-    labelNames: ['model', 'worker_id'],
   }),
   makeGaugeProvider({
     name: METRIC.busConnected,

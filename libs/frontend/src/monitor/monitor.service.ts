@@ -14,13 +14,20 @@ export class MonitorService {
   private readonly logger = new Logger('WorkerMonitor');
   private lastDropLogMs = 0;
   private droppedSinceLog = 0;
+  private received = 0;
 
   constructor(
     private readonly registry: WorkerRegistry,
     @InjectMetric(METRIC.invalidReports) private readonly invalid: Counter,
   ) {}
 
+  /** kv_metrics messages handed to the monitor so far, valid or not. */
+  get reportsReceived(): number {
+    return this.received;
+  }
+
   onKvMetrics(payload: unknown): void {
+    this.received++;
     const parsed = parseKvMetricsReport(payload);
     if (!parsed.ok) return this.drop(parsed.reason);
     if (!this.registry.applyReport(parsed.value, Date.now())) {

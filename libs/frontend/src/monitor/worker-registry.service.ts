@@ -71,6 +71,11 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     return this.workers.size;
   }
 
+  /** Every live worker, e.g. for metrics computed at scrape time; do not mutate while iterating. */
+  liveWorkers(): IterableIterator<WorkerEntry> {
+    return this.workers.values();
+  }
+
   /** Returns false when the report was refused (tracked-worker cap reached). */
   applyReport(report: KvMetricsReport, nowMs: number): boolean {
     let worker = this.workers.get(report.workerId);
