@@ -70,6 +70,10 @@ describe('admission control (token-capacity) over real NATS', () => {
     expect(rejected.text).toBe(OVERLOAD_BODY);
     expect(rejected.headers.get('retry-after')).toBe('1');
     expect(rejected.headers.get('content-type')).toBe('application/json');
+    // Answered before Nest's pipeline runs, yet with the headers every answer carries.
+    expect(rejected.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(rejected.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(rejected.headers.get('x-frame-options')).toBe('SAMEORIGIN');
 
     await report({ worker_id: 'strict', endpoint: workerA.url, active_decode_blocks: 10 });
     expect((await chat(fe.url)).status).toBe(200); // recovery
@@ -173,10 +177,20 @@ describe('admission control (token-capacity) over real NATS', () => {
     const labels = (endpoint: string) => ({ model: MODEL, endpoint });
     const read = async (endpoint: string) =>
       (await metricValue(fe.url, 'dynamo_frontend_model_rejection_total', labels(endpoint))) ?? 0;
+    const overloads = async (requestType: string) =>
+      (await metricValue(fe.url, 'dynamo_frontend_requests_total', {
+        model: MODEL,
+        endpoint: 'chat_completions',
+        request_type: requestType,
+        status: 'error',
+        error_type: 'overload',
+      })) ?? 0;
     const before = {
       chat: await read('chat_completions'),
       cmpl: await read('completions'),
       emb: await read('embeddings'),
+      unary: await overloads('unary'),
+      stream: await overloads('stream'),
     };
     const statuses: number[] = [];
     for (let i = 0; i < 3; i++) statuses.push((await chat(fe.url)).status);
@@ -184,8 +198,11 @@ describe('admission control (token-capacity) over real NATS', () => {
       statuses.push((await post(`${fe.url}/v1/completions`, { model: MODEL, prompt: 'x' })).status);
     }
     statuses.push((await post(`${fe.url}/v1/embeddings`, { model: MODEL, input: 'x' })).status);
-    expect(statuses).toEqual([503, 503, 503, 503, 503, 503]);
-    expect((await read('chat_completions')) - before.chat).toBe(3);
+    statuses.push((await chat(fe.url, { stream: true })).status);
+    expect(statuses).toEqual([503, 503, 503, 503, 503, 503, 503]);
+    expect((await read('chat_completions')) - before.chat).toBe(4);
+    expect((await overloads('unary')) - before.unary).toBe(3);
+    expect((await overloads('stream')) - before.stream).toBe(1);
     expect((await read('completions')) - before.cmpl).toBe(2);
     expect((await read('embeddings')) - before.emb).toBe(1);
     const overload = await metricValue(fe.url, 'dynamo_frontend_requests_total', {

@@ -1,11 +1,15 @@
 /**
- * Scenario 3, in its own process: the cost of one admission decision (AdmissionGuard plus the
- * registry's busy lookup) with the real classes, at 10, 1,000 and 10,000 workers of one model.
- * Prints one JSON line: ns per decision for every (workers, outcome, round).
+ * Scenario 3, in its own process: the cost of one admission decision with the real classes, at
+ * 10, 1,000 and 10,000 workers of one model. Timed is `AdmissionDecision.decide(body)`, the call
+ * the request path makes (the early 503 hook for every OpenAI POST, the guard again for admitted
+ * ones): it returns null (admit) or the refusal to send, without throwing. Beside it, as a
+ * diagnostic, the guard's own refusal, which signals by exception (used only where the hook is
+ * not installed). Prints one JSON line: ns per decision for every (workers, outcome, round).
  *
  *   node dist/bench/tools/decision-cost.js ROUNDS ADMIT_ITERS REJECT_ITERS
  */
 import { ExecutionContext, Logger } from '@nestjs/common';
+import { AdmissionDecision } from '../../libs/frontend/src/admission/admission-decision.service';
 import { AdmissionGuard } from '../../libs/frontend/src/admission/admission.guard';
 import { AdmissionPolicies } from '../../libs/frontend/src/admission/admission-policy';
 import { LifecycleService } from '../../libs/frontend/src/ops/lifecycle.service';
@@ -19,6 +23,8 @@ const MODEL = 'Qwen/Qwen3-0.6B';
 const SIZES = [10, 1000, 10000];
 
 interface Setup {
+  decision: AdmissionDecision;
+  body: unknown;
   guard: AdmissionGuard;
   context: ExecutionContext;
 }
@@ -50,18 +56,16 @@ function build(workers: number, allBusy: boolean): Setup {
     if (!parsed.ok) throw new Error(parsed.reason);
     registry.applyReport(parsed.value, now);
   }
-  // No custom admission policies and not shutting down: the production default.
-  const guard = new AdmissionGuard(
-    config,
-    registry,
-    new LifecycleService(),
-    new AdmissionPolicies([]),
-  );
+  // Not shutting down and no custom admission policies: the production default.
+  const decision = new AdmissionDecision(config, registry, new LifecycleService());
+  const guard = new AdmissionGuard(decision, new AdmissionPolicies([]));
+  // The parsed chat body, as Fastify hands it to the hook.
+  const body = { model: MODEL, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8 };
   const request = {
     url: '/v1/chat/completions',
     ip: '127.0.0.1',
     headers: { 'content-type': 'application/json' },
-    body: { model: MODEL, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8 },
+    body,
   };
   const response = {};
   const http = { getRequest: () => request, getResponse: () => response };
@@ -70,19 +74,29 @@ function build(workers: number, allBusy: boolean): Setup {
     switchToHttp: () => http,
     getType: () => 'http',
   } as unknown as ExecutionContext;
-  return { guard, context };
+  return { decision, body, guard, context };
 }
 
-function timeAdmit({ guard, context }: Setup, iters: number): number {
+function timeAdmit({ decision, body }: Setup, iters: number): number {
   let admitted = 0;
   const t0 = process.hrtime.bigint();
-  for (let i = 0; i < iters; i++) if (guard.canActivate(context) === true) admitted++;
+  for (let i = 0; i < iters; i++) if (decision.decide(body) === null) admitted++;
   const t1 = process.hrtime.bigint();
   if (admitted !== iters) throw new Error(`expected ${iters} admissions, got ${admitted}`);
   return Number(t1 - t0) / iters;
 }
 
-function timeReject({ guard, context }: Setup, iters: number): number {
+function timeReject({ decision, body }: Setup, iters: number): number {
+  let rejected = 0;
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < iters; i++) if (decision.decide(body)?.rejection === true) rejected++;
+  const t1 = process.hrtime.bigint();
+  if (rejected !== iters) throw new Error(`expected ${iters} rejections, got ${rejected}`);
+  return Number(t1 - t0) / iters;
+}
+
+/** The guard's refusal: the same decision, signalled by throwing `ServiceOverloadedError`. */
+function timeGuardReject({ guard, context }: Setup, iters: number): number {
   let rejected = 0;
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < iters; i++) {
@@ -122,36 +136,35 @@ function main(): void {
         ?.ns.push(timeReject(s.reject, rejectIters));
     }
   }
-  // Diagnostics for the report: what constructing the error costs alone, and the rejection
-  // with V8's stack capture turned off (Error.stackTraceLimit = 0).
+  // Diagnostics for the report: the guard's throwing refusal (stack capture off, as it does it),
+  // what constructing the error with a stack trace costs alone, and throw + catch alone.
   const big = setups[setups.length - 1];
   const diag = {
+    guardRejectNs: [] as number[],
     newErrorNs: [] as number[],
-    rejectNoStackNs: [] as number[],
     throwCatchNs: [] as number[],
   };
   const prealloc = new ServiceOverloadedError(MODEL);
+  // Throwing costs microseconds: fewer iterations are enough for these.
+  const diagIters = Math.min(rejectIters, 100_000);
   for (let r = 0; r < Math.max(3, Math.ceil(rounds / 3)); r++) {
     let keep = 0;
     const t0 = process.hrtime.bigint();
-    for (let i = 0; i < rejectIters; i++) keep += new ServiceOverloadedError(MODEL).status;
-    diag.newErrorNs.push(Number(process.hrtime.bigint() - t0) / rejectIters);
-    if (keep !== 503 * rejectIters) throw new Error('unexpected status');
+    for (let i = 0; i < diagIters; i++) keep += new ServiceOverloadedError(MODEL).status;
+    diag.newErrorNs.push(Number(process.hrtime.bigint() - t0) / diagIters);
+    if (keep !== 503 * diagIters) throw new Error('unexpected status');
     let caught = 0;
     const t1 = process.hrtime.bigint();
-    for (let i = 0; i < rejectIters; i++) {
+    for (let i = 0; i < diagIters; i++) {
       try {
         throw prealloc;
       } catch {
         caught++;
       }
     }
-    diag.throwCatchNs.push(Number(process.hrtime.bigint() - t1) / rejectIters);
-    if (caught !== rejectIters) throw new Error('unexpected catch count');
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
-    diag.rejectNoStackNs.push(timeReject(big.reject, rejectIters));
-    Error.stackTraceLimit = limit;
+    diag.throwCatchNs.push(Number(process.hrtime.bigint() - t1) / diagIters);
+    if (caught !== diagIters) throw new Error('unexpected catch count');
+    diag.guardRejectNs.push(timeGuardReject(big.reject, diagIters));
   }
   process.stdout.write(`${JSON.stringify({ series: out, diagnostics: diag })}\n`);
 }

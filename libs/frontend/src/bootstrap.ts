@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { InProcessBus } from '@sluice/bus';
 import { redactedUrl } from '@sluice/contracts';
+import { answerRefusalsEarly } from './admission/admission.hook';
 import { AdmissionPolicy } from './admission/admission-policy';
 import { FrontendConfig } from './config/frontend-config';
 import { FrontendModule } from './frontend.module';
@@ -57,6 +58,7 @@ export async function createFrontendApp(
     { logger },
   );
   hardenHttp(app);
+  answerRefusalsEarly(app);
   if (config.accessLog) installAccessLog(app, logger);
   const publisher = connectMonitor(app, config, options.embeddedBus);
   setupOpenApi(app);

@@ -1,8 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
-import { FrontendConfig } from '../config/frontend-config';
 import { endpointLabelFor } from '../metrics/request-metrics.service';
-import { WorkerRegistry } from '../monitor/worker-registry.service';
-import { LifecycleService } from '../ops/lifecycle.service';
+import { AdmissionDecision, OVERLOADED } from './admission-decision.service';
 import { AdmissionPolicies, AdmissionRequest } from './admission-policy';
 import { ServiceOverloadedError, ShuttingDownError, withoutStack } from './errors';
 
@@ -19,30 +17,26 @@ type Closable = { once(event: 'close', listener: () => void): unknown };
  * Rejects a request at once when every live worker of its model is busy (contract §5), then
  * runs the configured admission policies. Runs before validation and before any byte is
  * streamed; bodies without a model pass through, to be answered by validation (400).
+ *
+ * In the running server the early 503 hook (`admission.hook.ts`) has already answered what the
+ * built-in decision refuses; the guard asks the same decision again so that a module compiled
+ * without the hook (tests, other adapters) behaves the same.
  */
 @Injectable()
 export class AdmissionGuard implements CanActivate {
-  private readonly enabled: boolean;
-
   constructor(
-    config: FrontendConfig,
-    private readonly registry: WorkerRegistry,
-    private readonly lifecycle: LifecycleService,
+    private readonly decision: AdmissionDecision,
     private readonly policies: AdmissionPolicies,
-  ) {
-    this.enabled = config.admissionControl === 'token-capacity';
-  }
+  ) {}
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
-    if (this.lifecycle.draining) throw new ShuttingDownError();
     const http = context.switchToHttp();
     const req = http.getRequest<HttpRequest>();
+    const refusal = this.decision.decide(req.body);
     const model = req.body?.model;
-    if (typeof model !== 'string') return true;
-    if (this.enabled && this.registry.model(model)?.allBusy) {
-      throw withoutStack(() => new ServiceOverloadedError(model));
-    }
-    if (this.policies.list.length === 0) return true;
+    if (refusal === OVERLOADED) throw withoutStack(() => new ServiceOverloadedError(String(model)));
+    if (refusal !== null) throw new ShuttingDownError();
+    if (typeof model !== 'string' || this.policies.list.length === 0) return true;
     return this.runPolicies(this.describe(req, model, http.getResponse()));
   }
 

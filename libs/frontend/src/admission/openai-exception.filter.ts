@@ -4,6 +4,7 @@ import { OpenAiErrorBody, OVERLOAD_MESSAGE } from '@sluice/contracts';
 import { FrontendConfig } from '../config/frontend-config';
 import { ErrorType } from '../metrics/metric-names';
 import { endpointLabelFor, RequestMetricsService } from '../metrics/request-metrics.service';
+import { OVERLOADED } from './admission-decision.service';
 import { FrontendError } from './errors';
 
 interface Answer {
@@ -11,11 +12,6 @@ interface Answer {
   errorType: ErrorType;
   rejection: boolean;
 }
-
-/** The contract's overload body, serialised once: it is the hottest answer Sluice gives. */
-const OVERLOAD_PAYLOAD = Buffer.from(
-  JSON.stringify({ message: OVERLOAD_MESSAGE, type: 'service_unavailable', code: 503 }),
-);
 
 const HTTP_TYPES: Record<number, { type: string; errorType: ErrorType }> = {
   400: { type: 'invalid_request_error', errorType: 'validation' },
@@ -64,7 +60,7 @@ export class OpenAiExceptionFilter implements ExceptionFilter {
     adapter.setHeader(res, 'Content-Type', 'application/json');
     const payload =
       answer.body.message === OVERLOAD_MESSAGE && answer.rejection
-        ? OVERLOAD_PAYLOAD
+        ? OVERLOADED.payload
         : Buffer.from(JSON.stringify(answer.body));
     adapter.reply(res, payload, answer.body.code);
   }

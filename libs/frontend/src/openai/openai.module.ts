@@ -1,4 +1,5 @@
 import { DynamicModule, Module, Type } from '@nestjs/common';
+import { AdmissionDecision } from '../admission/admission-decision.service';
 import { AdmissionGuard } from '../admission/admission.guard';
 import { AdmissionPolicies, AdmissionPolicy } from '../admission/admission-policy';
 import { InflightPerKeyPolicy } from '../admission/policies/inflight-per-key.policy';
@@ -23,6 +24,7 @@ export class OpenAiModule {
       controllers: [OpenAiController],
       providers: [
         ModelsService,
+        AdmissionDecision,
         AdmissionGuard,
         ...policies,
         {

@@ -1,0 +1,66 @@
+import { FrontendConfig } from '../config/frontend-config';
+import { ModelEntry, WorkerEntry } from '../monitor/worker-entry';
+import { WorkerRegistry } from '../monitor/worker-registry.service';
+import { LifecycleService } from '../ops/lifecycle.service';
+import { AdmissionDecision, DRAINING, OVERLOADED } from './admission-decision.service';
+
+/** A registry with one model, `busy`, whose only worker is busy, and one, `free`, with a free one. */
+function registry(): WorkerRegistry {
+  const models = new Map<string, ModelEntry>();
+  for (const name of ['busy', 'free']) {
+    const model = new ModelEntry(name);
+    const worker = new WorkerEntry(`${name}-w`, name, 'http://127.0.0.1:9', 1, 0);
+    model.workers.set(worker.id, worker);
+    if (name === 'free') model.markFree(worker);
+    models.set(name, model);
+  }
+  return { model: (name: string) => models.get(name) } as unknown as WorkerRegistry;
+}
+
+function make(admissionControl: 'token-capacity' | 'none'): {
+  sut: AdmissionDecision;
+  lifecycle: LifecycleService;
+} {
+  const lifecycle = new LifecycleService();
+  const config = new FrontendConfig({ admissionControl });
+  return { sut: new AdmissionDecision(config, registry(), lifecycle), lifecycle };
+}
+
+describe('AdmissionDecision', () => {
+  it('refuses a model whose every worker is busy, with the contract body pre-encoded', () => {
+    const { sut } = make('token-capacity');
+    expect(sut.decide({ model: 'busy', messages: [] })).toBe(OVERLOADED);
+    expect(JSON.parse(OVERLOADED.payload.toString())).toEqual({
+      message: 'Service temporarily unavailable: All workers are busy, please retry later',
+      type: 'service_unavailable',
+      code: 503,
+    });
+    expect(OVERLOADED).toMatchObject({ status: 503, errorType: 'overload', rejection: true });
+  });
+
+  it('admits a model with a free worker, an unknown model, and bodies without a string model', () => {
+    const { sut } = make('token-capacity');
+    for (const body of [
+      { model: 'free' },
+      { model: 'never-seen' },
+      { model: 1 },
+      {},
+      null,
+      'busy',
+      ['busy'],
+    ]) {
+      expect(sut.decide(body)).toBeNull();
+    }
+  });
+
+  it('admits everything with --admission-control none', () => {
+    expect(make('none').sut.decide({ model: 'busy' })).toBeNull();
+  });
+
+  it('refuses every request while draining, not as a rejection', () => {
+    const { sut, lifecycle } = make('none');
+    lifecycle.startDraining();
+    expect(sut.decide({})).toBe(DRAINING);
+    expect(DRAINING).toMatchObject({ status: 503, errorType: 'unavailable', rejection: false });
+  });
+});

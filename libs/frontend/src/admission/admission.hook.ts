@@ -1,0 +1,61 @@
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { FrontendConfig } from '../config/frontend-config';
+import { EndpointLabel } from '../metrics/metric-names';
+import { endpointLabelFor, RequestMetricsService } from '../metrics/request-metrics.service';
+import { AdmissionDecision } from './admission-decision.service';
+
+type PreHandler = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  done: HookHandlerDoneFunction,
+) => void;
+
+/**
+ * Answers the built-in admission refusals (every worker busy, or draining) from a Fastify
+ * `preHandler` on the three OpenAI POST routes: after the body is parsed and depth-checked,
+ * before Nest's router, guard and exception filter. The 503 is the hottest answer Sluice gives
+ * and, sent from here with its pre-encoded body, it costs no exception and no Nest pipeline.
+ * Headers set on every reply (security headers, `x-request-id`) and the access log still apply;
+ * it is counted exactly as the exception filter counts a refusal. Admitted requests go on to
+ * the admission guard, which runs the configured policies.
+ *
+ * Must be installed before `app.init()`, which registers the routes.
+ */
+export function answerRefusalsEarly(app: NestFastifyApplication): void {
+  const decision = app.get(AdmissionDecision);
+  const metrics = app.get(RequestMetricsService);
+  const retryAfter = app.get(FrontendConfig).retryAfterSecs;
+  const retryAfterValue = retryAfter > 0 ? String(retryAfter) : null;
+
+  const hookFor = (endpoint: EndpointLabel): PreHandler =>
+    function refuseEarly(request, reply, done) {
+      const body = request.body as { model?: unknown; stream?: unknown } | null | undefined;
+      const refusal = decision.decide(body);
+      if (refusal === null) return done();
+      const model = metrics.modelLabel(body?.model);
+      if (refusal.rejection) metrics.rejected(model, endpoint);
+      metrics.answered(model, endpoint, body?.stream === true, refusal.errorType);
+      reply.code(refusal.status).header('content-type', 'application/json');
+      if (refusal.rejection && retryAfterValue !== null)
+        reply.header('retry-after', retryAfterValue);
+      void reply.send(refusal.payload);
+    };
+
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onRoute', (route: RouteOptions) => {
+      const endpoint = endpointLabelFor(route.url);
+      if (!endpoint || !isPost(route.method)) return;
+      const existing = route.preHandler;
+      const own = hookFor(endpoint);
+      route.preHandler = existing
+        ? [own, ...(Array.isArray(existing) ? existing : [existing])]
+        : own;
+    });
+}
+
+function isPost(method: RouteOptions['method']): boolean {
+  return Array.isArray(method) ? method.includes('POST') : method === 'POST';
+}
