@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { BadRequestException } from '@nestjs/common';
+import { BadRequestException, RawBodyRequest } from '@nestjs/common';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import helmet from 'helmet';
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -14,18 +14,16 @@ import { REQUEST_ID_HEADER } from './logging';
  */
 export const MAX_JSON_DEPTH = 128;
 
-/** Pages a browser renders get helmet's full set; JSON answers only what applies to them. */
-const BROWSER_PREFIXES = ['/ui', '/docs'];
-const API_HEADERS: Array<[string, string]> = [
-  ['x-content-type-options', 'nosniff'],
-  ['x-frame-options', 'SAMEORIGIN'],
-];
+/*
+ * Pages a browser renders (`/ui`, `/docs`) get helmet's full set; JSON answers only what
+ * applies to them (`x-content-type-options`, `x-frame-options`).
+ */
 
 /**
  * Helmet's headers, computed once: running helmet's middleware per request re-parses its whole
  * configuration, which on the rejection path costs more than the rejection itself.
  */
-function helmetHeaders(): Array<[string, string]> {
+function helmetHeaders(): Record<string, string> {
   const headers = new Map<string, string>();
   const res = {
     setHeader: (name: string, value: string) => headers.set(name.toLowerCase(), String(value)),
@@ -41,7 +39,7 @@ function helmetHeaders(): Array<[string, string]> {
       },
     },
   })({} as IncomingMessage, res, () => undefined);
-  return [...headers.entries()];
+  return Object.fromEntries(headers);
 }
 
 /**
@@ -55,11 +53,13 @@ export function hardenHttp(app: NestFastifyApplication): void {
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeContentTypeParser(['text/plain']);
   jsonBodiesOnly(app);
+  // Fastify's own header object, not `reply.raw.setHeader`: headers set on the raw response
+  // make Node merge and re-validate every header one by one when Fastify writes the head.
   fastify.addHook('onRequest', (request, reply, done) => {
     const url = request.url;
-    const headers = BROWSER_PREFIXES.some((p) => url.startsWith(p)) ? browserHeaders : API_HEADERS;
-    for (const [name, value] of headers) reply.raw.setHeader(name, value);
-    reply.raw.setHeader(REQUEST_ID_HEADER, request.id);
+    if (url.startsWith('/ui') || url.startsWith('/docs')) reply.headers(browserHeaders);
+    else reply.header('x-content-type-options', 'nosniff').header('x-frame-options', 'SAMEORIGIN');
+    reply.header(REQUEST_ID_HEADER, request.id);
     done();
   });
 }
@@ -68,41 +68,55 @@ export function hardenHttp(app: NestFastifyApplication): void {
  * JSON is the only body Sluice reads. Registering its parser here keeps Nest from adding its
  * `application/x-www-form-urlencoded` one at init: an HTML form on any web page can send that
  * cross-origin without a CORS preflight, so accepting it would open threshold writes to CSRF.
- * Also bounds nesting depth and answers unparseable HTTP with the contract's error body.
+ * Also bounds nesting depth while parsing (so only requests with a body pay for it) and answers
+ * unparseable HTTP with the contract's error body.
  */
 function jsonBodiesOnly(app: NestFastifyApplication): void {
   const fastify = app.getHttpAdapter().getInstance();
   const json = fastify.getDefaultJsonParser('error', 'error');
+  fastify.decorateRequest('rawBody', null);
   app.useBodyParser<Server>(
     'application/json',
     { bodyLimit: fastify.initialConfig.bodyLimit },
-    (request, body, done) => json(request, body.toString('utf8'), done),
+    (request, body, done) => {
+      // Kept so that the proxy forwards the body as received instead of serialising it again.
+      (request as RawBodyRequest<typeof request>).rawBody = body;
+      void json(request, body.toString('utf8'), (err, parsed) => {
+        // Valid JSON nested deeper than the limit needs more than twice as many bytes: a small
+        // body is not walked at all.
+        if (err || body.length <= 2 * MAX_JSON_DEPTH || !nestedDeeperThan(parsed, MAX_JSON_DEPTH)) {
+          done(err, parsed);
+        } else {
+          done(new BadRequestException(`JSON body nested deeper than ${MAX_JSON_DEPTH} levels`));
+        }
+      });
+    },
   );
-  fastify.addHook('preValidation', (request, _reply, done) => {
-    done(
-      nestedDeeperThan(request.body, MAX_JSON_DEPTH)
-        ? new BadRequestException(`JSON body nested deeper than ${MAX_JSON_DEPTH} levels`)
-        : undefined,
-    );
-  });
   // Fastify attached its own listener when the adapter was made; its body is not contract-shaped.
   const server: Server = app.getHttpServer();
   server.removeAllListeners('clientError');
   server.on('clientError', answerClientError);
 }
 
-/** Iterative, so the check itself cannot overflow the stack. */
+/**
+ * Recursion that stops one level past `max`, so the check itself cannot overflow the stack; no
+ * allocation per node.
+ */
 export function nestedDeeperThan(value: unknown, max: number): boolean {
+  return deeperThan(value, max, 1);
+}
+
+function deeperThan(value: unknown, max: number, depth: number): boolean {
   if (typeof value !== 'object' || value === null) return false;
-  const stack: Array<{ node: object; depth: number }> = [{ node: value, depth: 1 }];
-  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
-    if (item.depth > max) return true;
-    const children: unknown[] = Array.isArray(item.node) ? item.node : Object.values(item.node);
-    for (const child of children) {
-      if (typeof child === 'object' && child !== null) {
-        stack.push({ node: child, depth: item.depth + 1 });
-      }
+  if (depth > max) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      if (deeperThan(value[i], max, depth + 1)) return true;
     }
+    return false;
+  }
+  for (const key in value) {
+    if (deeperThan((value as Record<string, unknown>)[key], max, depth + 1)) return true;
   }
   return false;
 }

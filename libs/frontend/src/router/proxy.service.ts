@@ -1,6 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, RawBodyRequest } from '@nestjs/common';
 import { estimatePromptTokens } from '@sluice/contracts';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import { Dispatcher, errors as undiciErrors } from 'undici';
 import { UpstreamError, UpstreamTimeoutError } from '../admission/errors';
@@ -78,9 +78,12 @@ export class ProxyService {
       ended: false,
     };
     this.metrics.inflight.inc({ model: x.model });
+    // The body as the client sent it (kept by the JSON parser), else serialised again.
+    const raw = (reply.request as RawBodyRequest<FastifyRequest>).rawBody;
+    const payload = raw ?? JSON.stringify(body);
     let response: Dispatcher.ResponseData;
     try {
-      response = await this.send(x, path, JSON.stringify(body), promptTokens);
+      response = await this.send(x, path, payload, promptTokens);
     } catch (err) {
       this.end(x, null);
       // The client went away while the worker was working: nobody to answer, not a worker fault.
@@ -107,7 +110,7 @@ export class ProxyService {
   private async send(
     x: Exchange,
     path: string,
-    payload: string,
+    payload: string | Buffer,
     promptTokens: number,
   ): Promise<Dispatcher.ResponseData> {
     try {

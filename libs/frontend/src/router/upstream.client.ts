@@ -4,6 +4,9 @@ import { FrontendConfig } from '../config/frontend-config';
 import { WorkerEntry } from '../monitor/worker-entry';
 import { RegistryObserver, WorkerRegistry } from '../monitor/worker-registry.service';
 
+/** undici copies request headers, so one object serves every request. */
+const JSON_HEADERS = { 'content-type': 'application/json' } as const;
+
 interface Target {
   pool: Pool;
   basePath: string;
@@ -35,14 +38,14 @@ export class UpstreamClient implements OnModuleInit, OnModuleDestroy, RegistryOb
   post(
     worker: WorkerEntry,
     path: string,
-    body: string,
+    body: string | Buffer,
     signal: AbortSignal,
   ): Promise<Dispatcher.ResponseData> {
     const target = this.target(worker.endpoint);
     return target.pool.request({
       method: 'POST',
       path: target.basePath + path,
-      headers: { 'content-type': 'application/json' },
+      headers: JSON_HEADERS,
       body,
       signal,
       headersTimeout: this.config.upstreamTimeoutMs,
