@@ -1,14 +1,4 @@
-import {
-  Body,
-  Controller,
-  Get,
-  HttpCode,
-  Post,
-  Res,
-  UseGuards,
-  UsePipes,
-  ValidationPipe,
-} from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Res, UseGuards, UsePipes } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { AdmissionGuard } from '../admission/admission.guard';
 import { ProxyService } from '../router/proxy.service';
@@ -18,12 +8,11 @@ import {
   EmbeddingRequestDto,
 } from './dto/openai-request.dto';
 import { ModelListDto, ModelsService } from './models.service';
+import { OpenAiBodyPipe } from './openai-body.pipe';
 
 /** Validates the fields we read and lets the rest of an OpenAI body pass through unchanged. */
-const openAiPipe = new ValidationPipe({ whitelist: false, transform: false });
-
 @Controller('v1')
-@UsePipes(openAiPipe)
+@UsePipes(new OpenAiBodyPipe())
 export class OpenAiController {
   constructor(
     private readonly proxy: ProxyService,

@@ -49,6 +49,8 @@ export class ChatCompletionRequestDto extends OpenAiBaseRequestDto {
   max_completion_tokens?: number;
 }
 
+export const PROMPT_INPUT_RULE = 'must be a string, an array of strings, or an array of token ids';
+
 /** A string, an array of strings, an array of token ids, or an array of token-id arrays. */
 function IsPromptInput(options?: ValidationOptions): PropertyDecorator {
   return ValidateBy(
@@ -56,15 +58,14 @@ function IsPromptInput(options?: ValidationOptions): PropertyDecorator {
       name: 'isPromptInput',
       validator: {
         validate: (value: unknown): boolean => isPromptInput(value),
-        defaultMessage: () =>
-          '$property must be a string, an array of strings, or an array of token ids',
+        defaultMessage: () => `$property ${PROMPT_INPUT_RULE}`,
       },
     },
     options,
   );
 }
 
-function isPromptInput(value: unknown): boolean {
+export function isPromptInput(value: unknown): boolean {
   if (typeof value === 'string') return true;
   if (!Array.isArray(value) || value.length === 0) return false;
   return value.every(
