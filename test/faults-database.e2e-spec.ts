@@ -210,10 +210,11 @@ describe('PostgreSQL outage under live traffic', () => {
       );
     });
 
-    // Bug (thresholds/, not owned here; see docs/operations.md): the 503 claims "nothing was
-    // changed" although the change was committed. Turn into `it` once the message is fixed.
-    it.failing('does not tell the client that nothing was changed', () => {
-      expect(answer.status === 200 || !/nothing was changed/.test(answer.text)).toBe(true);
+    it('does not tell the client that nothing was changed, but that it may be stored', () => {
+      expect(answer.status).toBe(503);
+      expect(answer.json).toMatchObject({ type: 'service_unavailable', code: 503 });
+      expect(answer.text).not.toMatch(/nothing was changed/);
+      expect(answer.text).toMatch(/did not confirm the change, it may have been stored/);
     });
   });
 
@@ -244,19 +245,14 @@ describe('PostgreSQL outage under live traffic', () => {
       expect(traffic.slowestMs).toBeLessThan(1000);
     });
 
-    // Bug (thresholds/, not owned here; see docs/operations.md): the periodic resync waits on
-    // its query with no deadline and never reports, so the gauge stays 1 while PostgreSQL hangs.
-    it.failing(
-      'shows the store down in sluice_frontend_threshold_store_up within 3 s',
-      async () => {
-        await new Promise((r) => setTimeout(r, 3000));
-        expect(await storeUp()).toBe(0);
-      },
-    );
+    // The resync's query hits the client-side deadline (2.5 s) and reports the store down.
+    it('shows the store down in sluice_frontend_threshold_store_up within 3 s', async () => {
+      await waitFor(async () => (await storeUp()) === 0, 'store gauge 0', 5000, 20);
+      expect(Date.now() - frozenAt).toBeLessThan(3000);
+    });
 
-    // Bug (thresholds/): a write on an idle pooled connection has no client-side deadline and
-    // hangs as long as PostgreSQL does (then commits when it comes back).
-    it.failing('refuses a write with a 503 within 4 s', async () => {
+    // A write on an idle pooled connection meets the same deadline and changes nothing.
+    it('refuses a write with a 503 within 4 s', async () => {
       const sent = Date.now();
       const res = await fetch(`${fe.url}/busy_threshold`, {
         method: 'POST',
@@ -266,6 +262,16 @@ describe('PostgreSQL outage under live traffic', () => {
       });
       expect(res.status).toBe(503);
       expect(Date.now() - sent).toBeLessThan(4000);
+      expect(await res.text()).toMatch(/nothing was changed: Query read timeout/);
+    });
+
+    it('after the hang: the refused write stayed unstored, store and writes recover', async () => {
+      pgFault.thaw();
+      await waitFor(async () => (await storeUp()) === 1, 'store gauge 1 after the thaw');
+      // The refused write's connection was closed mid-transaction: the server rolled it back.
+      expect(await storedDecode('hang/model')).toBeUndefined();
+      expect((await setThreshold('hang/after', 0.45)).status).toBe(200);
+      expect(await storedDecode('hang/after')).toBe(0.45);
     });
   });
 });

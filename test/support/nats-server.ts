@@ -14,7 +14,10 @@ export class NatsServer {
   output = '';
   private child: ChildProcess | undefined;
 
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    private readonly args: string[],
+  ) {}
 
   get url(): string {
     return `nats://127.0.0.1:${this.port}`;
@@ -24,8 +27,9 @@ export class NatsServer {
     return this.child !== undefined && this.child.exitCode === null && !this.child.signalCode;
   }
 
-  static async start(): Promise<NatsServer> {
-    const server = new NatsServer(await freePort());
+  /** `args`: extra nats-server flags, e.g. `--user u --pass p` to require credentials. */
+  static async start(args: string[] = []): Promise<NatsServer> {
+    const server = new NatsServer(await freePort(), args);
     await server.restart();
     return server;
   }
@@ -33,7 +37,7 @@ export class NatsServer {
   /** Starts the server (again) on its port and resolves once it accepts TCP connections. */
   async restart(): Promise<void> {
     if (this.running) return;
-    const child = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(this.port)], {
+    const child = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(this.port), ...this.args], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout?.on('data', (d: Buffer) => (this.output += d.toString()));

@@ -64,13 +64,16 @@ export async function createFrontendApp(
   setupOpenApi(app);
   // Thresholds are loaded (retrying while the database is away) before anything is served.
   await app.init();
-  await app.startAllMicroservices();
-  app.get(ThresholdSyncService).setPublisher(publisher());
+  app.get(ThresholdSyncService).setPublisher(publisher);
+  const log = new NestLogger('Sluice');
+  const bus = config.natsUrl ? redactedUrl(config.natsUrl) : 'embedded in-process';
+  // NATS unreachable at boot must not keep the frontend from listening: /live answers, /health
+  // reports the bus down, and the monitor connects (retrying forever) in the background.
+  const monitorStarted = startMonitor(app, log, bus);
+  if (!config.natsUrl) await monitorStarted;
   await app.listen(config.httpPort, config.httpHost);
   if (options.shutdownHooks ?? true) installSignalHandlers(app, config.shutdownTimeoutMs);
   const url = listeningUrl(app, config);
-  const log = new NestLogger('Sluice');
-  const bus = config.natsUrl ? redactedUrl(config.natsUrl) : 'embedded in-process';
   log.log(`frontend listening on ${url} (bus: ${bus})`);
   log.log(describeAdmission(config));
   log.log(
@@ -79,6 +82,30 @@ export async function createFrontendApp(
       : 'no --admin-token configured: threshold changes are accepted from loopback clients only',
   );
   return { app, url, close: () => drainAndClose(app, config.shutdownTimeoutMs) };
+}
+
+/** Resolves once the monitor has its first connection; a failure is logged, never thrown. */
+async function startMonitor(
+  app: NestFastifyApplication,
+  log: NestLogger,
+  bus: string,
+): Promise<void> {
+  let connected = false;
+  const waiting = setTimeout(() => {
+    if (!connected)
+      log.warn(`still waiting for the bus at ${bus}; serving on no load reports meanwhile`);
+  }, 2000);
+  waiting.unref();
+  try {
+    await app.startAllMicroservices();
+    connected = true;
+  } catch (err) {
+    log.error(
+      `worker monitor could not start on ${bus}: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  } finally {
+    clearTimeout(waiting);
+  }
 }
 
 function listeningUrl(app: NestFastifyApplication, config: FrontendConfig): string {

@@ -9,6 +9,12 @@ const PING_TIMEOUT_MS = 1000;
 /** Readiness inputs: the bus connection, the threshold database, and whether we are draining. */
 @Injectable()
 export class HealthIndicators {
+  /**
+   * The ping in flight, shared by every probe that comes meanwhile: against a hung database each
+   * probe would otherwise hold one more pooled connection until the query deadline.
+   */
+  private ping: Promise<void> | null = null;
+
   constructor(
     private readonly indicators: HealthIndicatorService,
     private readonly bus: BusStateService,
@@ -32,13 +38,20 @@ export class HealthIndicators {
       );
     });
     try {
-      await Promise.race([this.repository.ping(), timeout]);
+      await Promise.race([this.sharedPing(), timeout]);
       return check.up();
     } catch (err) {
       return check.down({ message: err instanceof Error ? err.message : String(err) });
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  private sharedPing(): Promise<void> {
+    this.ping ??= this.repository.ping().finally(() => {
+      this.ping = null;
+    });
+    return this.ping;
   }
 
   serving(): HealthIndicatorResult<'serving'> {

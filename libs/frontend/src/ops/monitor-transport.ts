@@ -14,13 +14,14 @@ export type Publish = (subject: string, payload: object) => void;
 
 /**
  * Hosts the worker monitor as a Nest microservice on NATS (`--nats-url`) or the in-process
- * bus. Returns how to publish on that same bus, usable once the microservice has started.
+ * bus. Returns how to publish on that same bus; on NATS a message published before the first
+ * connection (or after the last) is dropped: publishing is best effort, peers also resync.
  */
 export function connectMonitor(
   app: INestApplication,
   config: FrontendConfig,
   embeddedBus: InProcessBus | undefined,
-): () => Publish {
+): Publish {
   const busState = app.get(BusStateService);
   if (config.natsUrl) {
     const server = new NamespacedNatsServer(
@@ -37,11 +38,9 @@ export function connectMonitor(
     );
     busState.attach(server);
     app.connectMicroservice({ strategy: server }, { inheritAppConfig: true });
-    return () => {
-      const nc = server.unwrap<NatsConnection>();
-      return (subject, payload) => {
-        if (!nc.isClosed()) nc.publish(subject, JSON.stringify(payload));
-      };
+    return (subject, payload) => {
+      const nc = connectionOf(server);
+      if (nc && !nc.isClosed()) nc.publish(subject, JSON.stringify(payload));
     };
   }
   if (!embeddedBus) throw new Error('no --nats-url and no embedded bus: nothing to monitor');
@@ -51,7 +50,16 @@ export function connectMonitor(
     { inheritAppConfig: true },
   );
   const publisher = new InProcessEventPublisher(embeddedBus);
-  return () => (subject, payload) => publisher.publish(subject, payload);
+  return (subject, payload) => publisher.publish(subject, payload);
+}
+
+/** The server's NATS connection, or undefined until its first connection is made. */
+function connectionOf(server: NamespacedNatsServer): NatsConnection | undefined {
+  try {
+    return server.unwrap<NatsConnection>();
+  } catch {
+    return undefined;
+  }
 }
 
 /**

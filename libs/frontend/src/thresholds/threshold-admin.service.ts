@@ -3,8 +3,17 @@ import { WorkerRegistry } from '../monitor/worker-registry.service';
 import { AuditPageDto, AuditQueryDto } from './dto/audit.dto';
 import { SetThresholdDto } from './dto/set-threshold.dto';
 import { ThresholdEntryDto } from './dto/threshold-entry.dto';
-import { ThresholdStoreUnavailableError } from './errors/threshold-store-unavailable.error';
-import { AuditMeta, ThresholdPatch, ThresholdRepository, ThresholdValues } from './persistence';
+import {
+  ThresholdChangeUnconfirmedError,
+  ThresholdStoreUnavailableError,
+} from './errors/threshold-store-unavailable.error';
+import {
+  AuditMeta,
+  ChangeOutcomeUnknownError,
+  ThresholdPatch,
+  ThresholdRepository,
+  ThresholdValues,
+} from './persistence';
 import { ThresholdSyncService } from './threshold-sync.service';
 import { toWire, WIRE_KEYS, WireKey } from './threshold-wire';
 import { ThresholdsService } from './thresholds.service';
@@ -49,6 +58,15 @@ export class ThresholdAdminService {
       this.sync.markStore(true);
     } catch (err) {
       this.sync.markStore(false);
+      if (err instanceof ChangeOutcomeUnknownError) {
+        this.logger.error(
+          `threshold change for '${dto.model}' by ${meta.actor} unconfirmed (COMMIT sent, ` +
+            `no answer: it may be stored; resyncing): ${describeError(err)}`,
+        );
+        // If it was stored, the resync applies it here (and the periodic one, on peers).
+        void this.sync.resyncAll();
+        throw new ThresholdChangeUnconfirmedError(describeError(err));
+      }
       this.logger.error(
         `threshold change for '${dto.model}' by ${meta.actor} failed: ${describeError(err)}`,
       );

@@ -1,6 +1,7 @@
 export {
   ThresholdRepository,
   InvalidAuditQueryError,
+  ChangeOutcomeUnknownError,
   type AppliedChange,
   type AuditEntry,
   type AuditMeta,

@@ -22,6 +22,13 @@ export interface ThresholdDataSourceOptions {
 
 const SLOW_QUERY_MS = 1000;
 
+/**
+ * Client-side deadline of one query. A hung server (or a partition that drops packets) keeps a
+ * connection open and answers nothing; without it a write or a resync would wait as long as the
+ * outage lasts. Far above any real query here: 50 writers queued on one row lock take ms.
+ */
+export const QUERY_DEADLINE_MS = 2500;
+
 class StoreLogger implements TypeOrmLogger {
   constructor(private readonly logger: ThresholdStoreLogger) {}
 
@@ -70,8 +77,9 @@ export function createThresholdDataSource(options: ThresholdDataSourceOptions): 
         poolSize: 10,
         connectTimeoutMS: 3000,
         applicationName: 'sluice',
-        // Bounds a query stuck behind a lock; 50 queued writers take milliseconds, not seconds.
-        extra: { statement_timeout: 10_000, keepAlive: true },
+        // statement_timeout bounds a query stuck behind a lock on the server; query_timeout is
+        // the client's own deadline, for a server that does not answer at all.
+        extra: { statement_timeout: 10_000, query_timeout: QUERY_DEADLINE_MS, keepAlive: true },
       }
     : { driver: pgliteDriver(resolve(options.dataDir)) };
   return new DataSource({ ...common, ...specific } as DataSourceOptions);

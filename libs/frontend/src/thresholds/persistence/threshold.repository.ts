@@ -54,6 +54,19 @@ export class InvalidAuditQueryError extends Error {
   override readonly name = 'InvalidAuditQueryError';
 }
 
+/**
+ * Thrown by `applyChange` when the database took the COMMIT but its answer never came back (the
+ * connection broke or the query deadline passed while waiting): the change may or may not be
+ * stored. Every other failure of `applyChange` means nothing was stored.
+ */
+export class ChangeOutcomeUnknownError extends Error {
+  override readonly name = 'ChangeOutcomeUnknownError';
+
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+  }
+}
+
 /** The port: services depend on this abstract class (a DI token), never on TypeORM. */
 export abstract class ThresholdRepository {
   /** Every model with at least one stored (non-null) value. */
@@ -63,7 +76,8 @@ export abstract class ThresholdRepository {
 
   /**
    * One transaction: lock the model's row (insert-if-missing then SELECT ... FOR UPDATE),
-   * compute after = before merged with patch, write it, insert one audit row. All or nothing.
+   * compute after = before merged with patch, write it, insert one audit row. All or nothing;
+   * a lost answer to the COMMIT itself is a `ChangeOutcomeUnknownError`.
    */
   abstract applyChange(
     model: string,

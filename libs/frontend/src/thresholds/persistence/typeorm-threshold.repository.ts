@@ -1,4 +1,5 @@
-import { DataSource, EntityManager } from 'typeorm';
+import type { DatabaseError } from 'pg';
+import { DataSource, EntityManager, QueryFailedError, QueryRunner } from 'typeorm';
 import { ModelThresholdEntity } from './entities/model-threshold.entity';
 import { ThresholdAuditEntity } from './entities/threshold-audit.entity';
 import {
@@ -7,6 +8,7 @@ import {
   AuditMeta,
   AuditPage,
   AuditQuery,
+  ChangeOutcomeUnknownError,
   InvalidAuditQueryError,
   ThresholdPatch,
   ThresholdRepository,
@@ -18,41 +20,76 @@ const INT8_MAX = 9223372036854775807n;
 
 /** The only class that talks to the database; every query is parameterised. */
 export class TypeOrmThresholdRepository extends ThresholdRepository {
+  /**
+   * Only a server connection can be left mid-query by a reset or a deadline. The embedded
+   * database (a custom `driver`) is one in-process session: closing its client would hand an
+   * open transaction to the next caller.
+   */
+  private readonly closesBrokenConnections: boolean;
+
   constructor(private readonly dataSource: DataSource) {
     super();
+    this.closesBrokenConnections = !(dataSource.options as { driver?: unknown }).driver;
   }
 
-  async loadAll(): Promise<Map<string, ThresholdValues>> {
-    const rows = await this.dataSource
-      .getRepository(ModelThresholdEntity)
-      .createQueryBuilder('t')
-      .where('t.activeDecodeBlocks IS NOT NULL')
-      .orWhere('t.activePrefillTokens IS NOT NULL')
-      .orWhere('t.activePrefillTokensFrac IS NOT NULL')
-      .getMany();
-    return new Map(rows.map((row) => [row.model, valuesOf(row)]));
+  loadAll(): Promise<Map<string, ThresholdValues>> {
+    return this.withConnection(async (em) => {
+      const rows = await em
+        .getRepository(ModelThresholdEntity)
+        .createQueryBuilder('t')
+        .where('t.activeDecodeBlocks IS NOT NULL')
+        .orWhere('t.activePrefillTokens IS NOT NULL')
+        .orWhere('t.activePrefillTokensFrac IS NOT NULL')
+        .getMany();
+      return new Map(rows.map((row) => [row.model, valuesOf(row)]));
+    });
   }
 
   /** `undefined` when nothing is stored for the model (no row, or every value cleared). */
-  async load(model: string): Promise<ThresholdValues | undefined> {
-    const row = await this.dataSource.getRepository(ModelThresholdEntity).findOneBy({ model });
-    if (!row) return undefined;
-    const values = valuesOf(row);
-    return isEmpty(values) ? undefined : values;
+  load(model: string): Promise<ThresholdValues | undefined> {
+    return this.withConnection(async (em) => {
+      const row = await em.getRepository(ModelThresholdEntity).findOneBy({ model });
+      if (!row) return undefined;
+      const values = valuesOf(row);
+      return isEmpty(values) ? undefined : values;
+    });
   }
 
+  /**
+   * Runs the transaction on its own query runner so that a failure of the COMMIT itself (sent,
+   * answer lost: the change may be stored) is told apart from a failure before it (rolled back,
+   * or rolled back by the server when the broken connection goes away).
+   */
   applyChange(model: string, patch: ThresholdPatch, meta: AuditMeta): Promise<AppliedChange> {
-    return this.dataSource.transaction(async (em) => {
-      const before = await this.lockRow(em, model);
-      const after = merge(before, patch);
-      await em
-        .createQueryBuilder()
-        .update(ModelThresholdEntity)
-        .set({ ...after, updatedAt: () => 'now()' })
-        .where('model = :model', { model })
-        .execute();
-      const audit = await this.insertAudit(em, model, before, after, meta);
-      return { before, after, audit };
+    return this.withConnection(async (em, runner) => {
+      await runner.startTransaction();
+      let applied: AppliedChange;
+      try {
+        const before = await this.lockRow(em, model);
+        const after = merge(before, patch);
+        await em
+          .createQueryBuilder()
+          .update(ModelThresholdEntity)
+          .set({ ...after, updatedAt: () => 'now()' })
+          .where('model = :model', { model })
+          .execute();
+        const audit = await this.insertAudit(em, model, before, after, meta);
+        applied = { before, after, audit };
+      } catch (err) {
+        // On a broken server connection the rollback would only wait for the deadline again:
+        // the server aborts the transaction when withConnection closes the connection.
+        if (answeredByServer(err) || !this.closesBrokenConnections) {
+          await runner.rollbackTransaction().catch(() => undefined);
+        }
+        throw err;
+      }
+      try {
+        await runner.commitTransaction();
+      } catch (err) {
+        // The server refused the COMMIT: nothing stored. No answer at all: we cannot know.
+        throw answeredByServer(err) ? err : new ChangeOutcomeUnknownError(err);
+      }
+      return applied;
     });
   }
 
@@ -61,22 +98,49 @@ export class TypeOrmThresholdRepository extends ThresholdRepository {
     if (!Number.isSafeInteger(limit) || limit < 1) {
       throw new InvalidAuditQueryError(`limit must be an integer >= 1, got ${limit}`);
     }
-    // One row more than asked tells whether a next page exists without a COUNT.
-    const qb = this.dataSource
-      .getRepository(ThresholdAuditEntity)
-      .createQueryBuilder('a')
-      .orderBy('a.id', 'DESC')
-      .limit(limit + 1);
-    if (model !== undefined) qb.andWhere('a.model = :model', { model });
-    if (before !== undefined) qb.andWhere('a.id < :before', { before: cursor(before) });
-    const rows = await qb.getMany();
-    const entries = rows.slice(0, limit).map(toEntry);
-    const next = rows.length > limit ? entries[entries.length - 1].id : null;
-    return { entries, next };
+    const from = before === undefined ? undefined : cursor(before);
+    return this.withConnection(async (em) => {
+      // One row more than asked tells whether a next page exists without a COUNT.
+      const qb = em
+        .getRepository(ThresholdAuditEntity)
+        .createQueryBuilder('a')
+        .orderBy('a.id', 'DESC')
+        .limit(limit + 1);
+      if (model !== undefined) qb.andWhere('a.model = :model', { model });
+      if (from !== undefined) qb.andWhere('a.id < :before', { before: from });
+      const rows = await qb.getMany();
+      const entries = rows.slice(0, limit).map(toEntry);
+      const next = rows.length > limit ? entries[entries.length - 1].id : null;
+      return { entries, next };
+    });
   }
 
-  async ping(): Promise<void> {
-    await this.dataSource.query('SELECT 1');
+  ping(): Promise<void> {
+    return this.withConnection(async (em) => {
+      await em.query('SELECT 1');
+    });
+  }
+
+  /**
+   * Runs `work` on one pooled connection. A failure the server did not answer (a reset, the
+   * client-side query deadline) may leave the connection mid-query: it is closed, not handed back
+   * to the pool, so a hung database cannot make later callers queue behind a dead query.
+   */
+  private async withConnection<T>(
+    work: (em: EntityManager, runner: QueryRunner) => Promise<T>,
+  ): Promise<T> {
+    const runner = this.dataSource.createQueryRunner();
+    let broken = false;
+    try {
+      await runner.connect();
+      return await work(runner.manager, runner);
+    } catch (err) {
+      broken = !answeredByServer(err);
+      throw err;
+    } finally {
+      if (broken && this.closesBrokenConnections) closeConnection(runner);
+      await runner.release().catch(() => undefined);
+    }
   }
 
   /**
@@ -136,6 +200,24 @@ export class TypeOrmThresholdRepository extends ThresholdRepository {
       requestId: meta.requestId,
     };
   }
+}
+
+/**
+ * An error the database server sent (pg's `DatabaseError`: a SQLSTATE and a severity), so the
+ * connection itself is still sound. Duck-typed: the embedded database's errors come from its own
+ * copy of pg's protocol module.
+ */
+function answeredByServer(err: unknown): boolean {
+  const cause = (err instanceof QueryFailedError ? err.driverError : err) as
+    Partial<Pick<DatabaseError, 'code' | 'severity'>> | undefined;
+  return typeof cause?.code === 'string' && typeof cause.severity === 'string';
+}
+
+/** pg's `end()` destroys the socket when a query is still in flight (pg-pool then drops it). */
+function closeConnection(runner: QueryRunner): void {
+  const client = (runner as { databaseConnection?: { end?: () => Promise<void> } })
+    .databaseConnection;
+  client?.end?.().catch(() => undefined);
 }
 
 function cursor(before: string): string {

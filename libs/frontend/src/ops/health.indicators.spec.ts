@@ -1,0 +1,54 @@
+import { HealthIndicatorService } from '@nestjs/terminus';
+import { ThresholdRepository } from '../thresholds/persistence';
+import { BusStateService } from './bus-state.service';
+import { HealthIndicators } from './health.indicators';
+import { LifecycleService } from './lifecycle.service';
+
+describe('HealthIndicators.databaseHealth', () => {
+  let pings: number;
+  let answer: (() => void) | undefined;
+  let indicators: HealthIndicators;
+
+  beforeEach(() => {
+    jest.useFakeTimers();
+    pings = 0;
+    answer = undefined;
+    const repository = {
+      ping: () => {
+        pings++;
+        return new Promise<void>((resolve) => (answer = resolve));
+      },
+    } as unknown as ThresholdRepository;
+    indicators = new HealthIndicators(
+      new HealthIndicatorService(),
+      {} as BusStateService,
+      repository,
+      {} as LifecycleService,
+    );
+  });
+
+  afterEach(() => jest.useRealTimers());
+
+  it('reports down after 1 s without an answer, and probes meanwhile share one ping', async () => {
+    const first = indicators.databaseHealth();
+    const second = indicators.databaseHealth();
+    jest.advanceTimersByTime(1000);
+    await expect(first).resolves.toMatchObject({ database: { status: 'down' } });
+    await expect(second).resolves.toMatchObject({ database: { status: 'down' } });
+    // The hung ping is still pending: a later probe waits on it instead of sending another.
+    const third = indicators.databaseHealth();
+    jest.advanceTimersByTime(1000);
+    await expect(third).resolves.toMatchObject({ database: { status: 'down' } });
+    expect(pings).toBe(1);
+  });
+
+  it('sends a new ping once the previous one has settled', async () => {
+    const first = indicators.databaseHealth();
+    answer?.();
+    await expect(first).resolves.toMatchObject({ database: { status: 'up' } });
+    const second = indicators.databaseHealth();
+    answer?.();
+    await expect(second).resolves.toMatchObject({ database: { status: 'up' } });
+    expect(pings).toBe(2);
+  });
+});

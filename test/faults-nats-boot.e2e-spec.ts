@@ -1,0 +1,68 @@
+import { chat, metricValue } from './support/http';
+import { Heartbeat, health, NatsServer } from './support/nats-server';
+import {
+  AppProcess,
+  freePort,
+  startWorker,
+  tempDataDir,
+  uniqueNamespace,
+  waitFor,
+  WorkerProcess,
+} from './support/processes';
+
+/**
+ * Issue 6 point 1, at boot: NATS is unreachable when the frontend starts. It must listen anyway
+ * (liveness answers, readiness says the bus is down, the log says what it waits for), connect by
+ * itself once NATS is there, and then act on reports.
+ */
+describe('NATS unreachable when the frontend starts', () => {
+  let nats: NatsServer;
+  let fe: AppProcess;
+  let worker: WorkerProcess;
+  let beat: Heartbeat | undefined;
+  let url: string;
+  const ns = uniqueNamespace('fboot');
+
+  beforeAll(async () => {
+    nats = await NatsServer.start();
+    await nats.stop(); // its port is now free: nothing listens there
+    worker = await startWorker();
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}`;
+    fe = AppProcess.start('frontend', [
+      ...['--http-host', '127.0.0.1', '--http-port', String(port)],
+      ...['--nats-url', nats.url, '--namespace', ns, '--data-dir', tempDataDir()],
+    ]);
+  });
+
+  afterAll(async () => {
+    await beat?.close();
+    await Promise.all([fe?.stop(), worker?.proc.stop()]);
+    await nats?.stop();
+  });
+
+  it('listens, answers /live, reports the bus down and says what it waits for', async () => {
+    await fe.waitForOutput(/frontend listening on/);
+    expect((await fetch(`${url}/live`)).status).toBe(200);
+    const ready = await health(url);
+    expect(ready.status).toBe(503);
+    expect(ready.body.details.error?.bus).toMatchObject({ status: 'down' });
+    expect(await metricValue(url, 'sluice_frontend_bus_connected')).toBe(0);
+    await fe.waitForOutput(/still waiting for the bus at nats:\/\/127\.0\.0\.1:\d+/, 5000);
+    // No worker is known: the contract's 404 for a model never seen, not a hang.
+    expect((await chat(url)).status).toBe(404);
+  });
+
+  it('connects by itself when NATS comes up and acts on the first reports', async () => {
+    await nats.restart();
+    beat = await Heartbeat.start(nats.url, ns);
+    beat.set({ worker_id: 'boot-w', endpoint: worker.url });
+    await waitFor(async () => (await chat(url)).status === 200, 'admitted once NATS is up');
+    expect((await health(url)).status).toBe(200);
+    expect(await metricValue(url, 'sluice_frontend_bus_connected')).toBe(1);
+  });
+
+  it('stops cleanly on SIGTERM', async () => {
+    expect(await fe.stop()).toBe(0);
+  });
+});
