@@ -7,8 +7,11 @@ import { UpstreamError, UpstreamTimeoutError } from '../admission/errors';
 import { FrontendConfig } from '../config/frontend-config';
 import { EndpointLabel, ErrorType } from '../metrics/metric-names';
 import { RequestMetricsService } from '../metrics/request-metrics.service';
+import { WorkerEntry } from '../monitor/worker-entry';
 import { Lease, RouterService } from './router.service';
+import { Cancellation } from './cancellation';
 import { UpstreamClient } from './upstream.client';
+import { MidAnswerError, WholeAnswer } from './whole-answer.handler';
 import { UpstreamFailuresLogger } from './upstream-failures.logger';
 
 /** The fields of an OpenAI body the proxy reads; the whole body is forwarded as received. */
@@ -25,7 +28,7 @@ interface Exchange {
   readonly endpoint: EndpointLabel;
   readonly stream: boolean;
   readonly startedMs: number;
-  readonly abort: AbortController;
+  readonly cancel: Cancellation;
   lease: Lease;
   ended: boolean;
 }
@@ -55,15 +58,15 @@ export class ProxyService {
     reply: FastifyReply,
   ): Promise<void> {
     const startedMs = performance.now();
-    const abort = new AbortController();
+    const cancel = new Cancellation();
     reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) abort.abort();
+      if (!reply.raw.writableFinished) cancel.cancel();
     });
     const promptTokens = estimatePromptTokens(body);
     this.active++;
     let lease: Lease;
     try {
-      lease = await this.router.acquire(body.model, promptTokens, abort.signal);
+      lease = await this.router.acquire(body.model, promptTokens, cancel.controller);
     } catch (err) {
       this.active--;
       throw err;
@@ -73,7 +76,7 @@ export class ProxyService {
       endpoint,
       stream: body.stream === true,
       startedMs,
-      abort,
+      cancel,
       lease,
       ended: false,
     };
@@ -81,21 +84,25 @@ export class ProxyService {
     // The body as the client sent it (kept by the JSON parser), else serialised again.
     const raw = (reply.request as RawBodyRequest<FastifyRequest>).rawBody;
     const payload = raw ?? JSON.stringify(body);
+    if (!x.stream) return this.forwardUnary(x, path, payload, promptTokens, reply);
     let response: Dispatcher.ResponseData;
     try {
-      response = await this.send(x, path, payload, promptTokens);
+      response = await this.send(
+        x,
+        (worker) => this.upstream.post(worker, path, payload, cancel.controller.signal),
+        promptTokens,
+      );
     } catch (err) {
       this.end(x, null);
       // The client went away while the worker was working: nobody to answer, not a worker fault.
-      if (x.abort.signal.aborted) return;
+      if (cancel.cancelled) return;
       throw err;
     }
     if (response.statusCode >= 400) return this.relayError(x, response, reply);
-    if (!x.stream) return this.relayUnary(x, response, reply);
     const relay = Readable.from(this.relay(x, response.body), { objectMode: false });
     // If the reply is torn down before the relay ever ran, its `finally` never runs: end here.
     relay.once('close', () => {
-      if (!x.ended) x.abort.abort();
+      if (!x.ended) x.cancel.cancel();
       this.end(x, null);
     });
     void reply
@@ -106,19 +113,22 @@ export class ProxyService {
       .send(relay);
   }
 
-  /** One attempt, plus one retry on another worker when the first failed before answering. */
-  private async send(
+  /**
+   * One attempt, plus one retry on another worker when the first failed before answering. A
+   * failure after the status line (`MidAnswerError`) is not retried and goes to the caller.
+   */
+  private async send<T>(
     x: Exchange,
-    path: string,
-    payload: string | Buffer,
+    call: (worker: WorkerEntry) => Promise<T>,
     promptTokens: number,
-  ): Promise<Dispatcher.ResponseData> {
+  ): Promise<T> {
     try {
-      return await this.upstream.post(x.lease.worker, path, payload, x.abort.signal);
+      return await call(x.lease.worker);
     } catch (err) {
+      if (err instanceof MidAnswerError) throw err;
       const failure = this.toUpstreamError(err, x);
       const other =
-        failure.retryable && !x.abort.signal.aborted
+        failure.retryable && !x.cancel.cancelled
           ? this.router.acquireOther(x.lease.worker, promptTokens)
           : undefined;
       if (!other) throw this.logged(x, err, failure);
@@ -126,8 +136,9 @@ export class ProxyService {
       x.lease.release();
       x.lease = other;
       try {
-        return await this.upstream.post(other.worker, path, payload, x.abort.signal);
+        return await call(other.worker);
       } catch (second) {
+        if (second instanceof MidAnswerError) throw second;
         throw this.logged(x, second, this.toUpstreamError(second, x));
       }
     }
@@ -135,7 +146,7 @@ export class ProxyService {
 
   /** Logs a failure the client is told about (a client that went away is not the worker's fault). */
   private logged(x: Exchange, err: unknown, failure: UpstreamError): UpstreamError {
-    if (!x.abort.signal.aborted) this.logFailure(x, err, `answered ${failure.status}`);
+    if (!x.cancel.cancelled) this.logFailure(x, err, `answered ${failure.status}`);
     return failure;
   }
 
@@ -159,56 +170,81 @@ export class ProxyService {
    * A unary answer is small: read it whole before replying, so a worker that dies mid-answer
    * becomes a clean 502 instead of a truncated body behind a 200.
    */
-  private async relayUnary(
+  private async forwardUnary(
     x: Exchange,
-    response: Dispatcher.ResponseData,
+    path: string,
+    payload: string | Buffer,
+    promptTokens: number,
     reply: FastifyReply,
   ): Promise<void> {
-    let payload: Buffer;
+    let answer: WholeAnswer;
     try {
-      payload = Buffer.from(await response.body.arrayBuffer());
+      answer = await this.send(
+        x,
+        (worker) => {
+          const call = this.upstream.postWhole(worker, path, payload);
+          x.cancel.upstream = call.abort;
+          return call.answer;
+        },
+        promptTokens,
+      );
     } catch (err) {
+      // An error answer cut short is answered as its status says, with what was read (nothing).
+      if (err instanceof MidAnswerError && err.statusCode >= 400 && !x.cancel.cancelled) {
+        return this.answerWorkerError(x, err.statusCode, undefined, '', reply);
+      }
       this.end(x, null);
-      if (x.abort.signal.aborted) return;
-      const failure = this.toUpstreamError(err, x);
+      if (x.cancel.cancelled) return;
+      if (!(err instanceof MidAnswerError)) throw err;
+      const failure = this.toUpstreamError(err.cause, x);
       throw this.logged(
         x,
-        err,
+        err.cause,
         failure instanceof UpstreamTimeoutError
           ? failure
           : new UpstreamError(`${failure.message} (mid-answer)`, false),
       );
     }
+    if (answer.statusCode >= 400) {
+      return this.answerWorkerError(x, answer.statusCode, answer.contentType, answer.body, reply);
+    }
     this.metrics.firstByte(x.model, (performance.now() - x.startedMs) / 1000);
     this.end(x, '');
     void reply
-      .code(response.statusCode)
-      .header('content-type', response.headers['content-type'] ?? 'application/json')
+      .code(answer.statusCode)
+      .header('content-type', answer.contentType ?? 'application/json')
       .header(WORKER_HEADER, x.lease.worker.id)
-      .send(payload);
+      .send(answer.body);
   }
 
-  /** A worker's 4xx is the client's fault and passes through; a 5xx becomes our 502. */
   private async relayError(
     x: Exchange,
     response: Dispatcher.ResponseData,
     reply: FastifyReply,
   ): Promise<void> {
     const text = await response.body.text().catch(() => '');
-    if (response.statusCode >= 500) {
+    this.answerWorkerError(x, response.statusCode, response.headers['content-type'], text, reply);
+  }
+
+  /** A worker's 4xx is the client's fault and passes through; a 5xx becomes our 502. */
+  private answerWorkerError(
+    x: Exchange,
+    status: number,
+    contentType: string | string[] | undefined,
+    body: string | Buffer,
+    reply: FastifyReply,
+  ): void {
+    if (status >= 500) {
       this.end(x, null);
-      const failure = new UpstreamError(
-        `Worker ${x.lease.worker.id} answered ${response.statusCode}`,
-        false,
-      );
-      throw this.logged(x, `HTTP ${response.statusCode}`, failure);
+      const failure = new UpstreamError(`Worker ${x.lease.worker.id} answered ${status}`, false);
+      throw this.logged(x, `HTTP ${status}`, failure);
     }
     this.end(x, 'validation');
     void reply
-      .code(response.statusCode)
+      .code(status)
       .header(WORKER_HEADER, x.lease.worker.id)
-      .header('content-type', response.headers['content-type'] ?? 'application/json')
-      .send(text);
+      .header('content-type', contentType ?? 'application/json')
+      .send(body);
   }
 
   private async *relay(
@@ -227,7 +263,7 @@ export class ProxyService {
       }
       outcome = '';
     } catch (err) {
-      if (x.abort.signal.aborted) return; // the client went away: nothing to tell it
+      if (x.cancel.cancelled) return; // the client went away: nothing to tell it
       outcome = 'upstream';
       const failure = this.toUpstreamError(err, x);
       this.logFailure(x, err, `stream ended with an error event (${failure.status})`);
@@ -235,7 +271,7 @@ export class ProxyService {
         `data: ${JSON.stringify({ error: { message: failure.message, type: failure.type, code: failure.status } })}\n\n`,
       );
     } finally {
-      if (outcome !== '') x.abort.abort();
+      if (outcome !== '') x.cancel.cancel();
       this.end(x, outcome);
     }
   }

@@ -17,7 +17,7 @@ describe('RouterService', () => {
   let registry: WorkerRegistry;
   let queued: { inc: jest.Mock; dec: jest.Mock };
   let sut: RouterService;
-  const signal = new AbortController().signal;
+  const signal = new AbortController();
 
   const build = (over: Partial<FrontendConfig> = {}): void => {
     const config = new FrontendConfig({
@@ -196,7 +196,7 @@ describe('RouterService', () => {
     report('w1');
     const holder = lease(150);
     const controller = new AbortController();
-    const gone = waitFor(7, controller.signal);
+    const gone = waitFor(7, controller);
     const stays = waitFor(9);
 
     controller.abort();

@@ -52,7 +52,12 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     this.registry.observe(this);
   }
 
-  acquire(modelName: string, promptTokens: number, signal: AbortSignal): Lease | Promise<Lease> {
+  /** `cancel.signal` is read only if the request has to wait in the queue. */
+  acquire(
+    modelName: string,
+    promptTokens: number,
+    cancel: { readonly signal: AbortSignal },
+  ): Lease | Promise<Lease> {
     const model = this.registry.model(modelName);
     if (!model) throw new ModelNotFoundError(modelName);
     if (model.workers.size === 0) throw new NoWorkersAvailableError(modelName);
@@ -61,7 +66,7 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     if (worker) return this.lease(worker, promptTokens);
     // No candidate at all: every worker turned busy since the admission guard looked.
     if (this.eligible === null) throw new ServiceOverloadedError(modelName);
-    return this.enqueue(model, promptTokens, signal);
+    return this.enqueue(model, promptTokens, cancel.signal);
   }
 
   /** A second worker for a request whose first worker failed before answering; no queueing. */

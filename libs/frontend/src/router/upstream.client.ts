@@ -3,6 +3,7 @@ import { Dispatcher, Pool } from 'undici';
 import { FrontendConfig } from '../config/frontend-config';
 import { WorkerEntry } from '../monitor/worker-entry';
 import { RegistryObserver, WorkerRegistry } from '../monitor/worker-registry.service';
+import { WholeAnswer, WholeAnswerHandler } from './whole-answer.handler';
 
 /** undici copies request headers, so one object serves every request. */
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
@@ -51,6 +52,34 @@ export class UpstreamClient implements OnModuleInit, OnModuleDestroy, RegistryOb
       headersTimeout: this.config.upstreamTimeoutMs,
       bodyTimeout: this.config.upstreamTimeoutMs,
     });
+  }
+
+  /**
+   * A unary call read whole, through undici's dispatch API: no body stream, no AbortSignal, no
+   * response object for an answer that is buffered anyway. `abort` cancels it at any point.
+   */
+  postWhole(
+    worker: WorkerEntry,
+    path: string,
+    body: string | Buffer,
+  ): { answer: Promise<WholeAnswer>; abort: () => void } {
+    const target = this.target(worker.endpoint);
+    let handler!: WholeAnswerHandler;
+    const answer = new Promise<WholeAnswer>((resolve, reject) => {
+      handler = new WholeAnswerHandler(resolve, reject);
+    });
+    target.pool.dispatch(
+      {
+        method: 'POST',
+        path: target.basePath + path,
+        headers: JSON_HEADERS,
+        body,
+        headersTimeout: this.config.upstreamTimeoutMs,
+        bodyTimeout: this.config.upstreamTimeoutMs,
+      },
+      handler,
+    );
+    return { answer, abort: () => handler.abort() };
   }
 
   rankUpdated(): void {
