@@ -1,17 +1,7 @@
 import { connect, NatsConnection } from 'nats';
-import { MODEL } from './http';
+import { kvReport, ReportFields } from '@sluice/testkit';
 
-export interface ReportFields {
-  worker_id: string;
-  endpoint: string;
-  model?: string;
-  dp_rank?: number;
-  dp_size?: number;
-  active_decode_blocks?: number;
-  kv_total_blocks?: number;
-  active_prefill_tokens?: number;
-  max_num_batched_tokens?: number;
-}
+export type { ReportFields } from '@sluice/testkit';
 
 /** Publishes contract §4 load reports on real NATS, as a worker would. */
 export class ReportBus {
@@ -26,17 +16,7 @@ export class ReportBus {
   }
 
   report(fields: ReportFields): void {
-    const payload = {
-      model: MODEL,
-      dp_rank: 0,
-      dp_size: 1,
-      active_decode_blocks: 0,
-      kv_total_blocks: 100,
-      active_prefill_tokens: 0,
-      max_num_batched_tokens: 8192,
-      timestamp_ms: Date.now(),
-      ...fields,
-    };
+    const payload = kvReport({ max_num_batched_tokens: 8192, ...fields });
     this.nc.publish(
       `namespace.${this.namespace}.kv_metrics`,
       this.encoder.encode(JSON.stringify(payload)),

@@ -1,10 +1,8 @@
 import { Client, Pool, request } from 'undici';
+import { metricSamples, MODEL } from '@sluice/testkit';
 import { nowNs } from './util';
 
-export const MODEL = 'Qwen/Qwen3-0.6B';
-
-export const OVERLOAD_BODY =
-  '{"message":"Service temporarily unavailable: All workers are busy, please retry later","type":"service_unavailable","code":503}';
+export { MODEL, OVERLOAD_BODY } from '@sluice/testkit';
 
 export function chatBody(
   model = MODEL,
@@ -45,17 +43,7 @@ export async function httpPost(
 
 /** Sum of every sample of a metric whose labels include the given ones. */
 export function metricSum(text: string, name: string, labels: Record<string, string> = {}): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(name)) continue;
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const found: Record<string, string> = {};
-    for (const pair of (m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g))
-      found[pair[1]] = pair[2];
-    if (Object.entries(labels).every(([k, v]) => found[k] === v)) sum += Number(m[3]);
-  }
-  return sum;
+  return metricSamples(text, name, labels).reduce((a, b) => a + b, 0);
 }
 
 export async function metrics(base: string): Promise<string> {

@@ -1,38 +1,15 @@
-import { createServer } from 'node:net';
+import { waitFor as sharedWaitFor } from '@sluice/testkit';
 
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+export { freePort, sleep } from '@sluice/testkit';
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-export async function waitFor<T>(
+/** The shared `waitFor`, with the bench's longer default timeout (processes start under load). */
+export function waitFor<T>(
   probe: () => Promise<T | undefined | false> | T | undefined | false,
   what: string,
   timeoutMs = 15000,
   everyMs = 25,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await probe();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    await sleep(everyMs);
-  }
-  const why = last instanceof Error ? `: ${last.message}` : '';
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}`);
+  return sharedWaitFor(probe, what, timeoutMs, everyMs);
 }
 
 /** Nanoseconds since an arbitrary origin, as a number (fine for durations below ~100 days). */

@@ -1,21 +1,10 @@
 import { connect, NatsConnection } from 'nats';
+import { kvReport, ReportFields } from '@sluice/testkit';
 import { NATS_URL } from './processes';
 
 const encoder = new TextEncoder();
 
-export interface ReportFields {
-  worker_id: string;
-  endpoint: string;
-  model?: string;
-  dp_rank?: number;
-  dp_size?: number;
-  active_decode_blocks?: number;
-  kv_total_blocks?: number;
-  active_prefill_tokens?: number;
-  max_num_batched_tokens?: number;
-}
-
-export const MODEL = 'Qwen/Qwen3-0.6B';
+export { MODEL, type ReportFields } from '@sluice/testkit';
 
 /** Publishes contract §4 messages on real NATS, as a worker (or anyone) would. */
 export class TestBus {
@@ -26,16 +15,7 @@ export class TestBus {
   }
 
   report(namespace: string, fields: ReportFields): void {
-    this.raw(namespace, 'kv_metrics', {
-      model: MODEL,
-      dp_rank: 0,
-      dp_size: 1,
-      active_decode_blocks: 0,
-      kv_total_blocks: 100,
-      active_prefill_tokens: 0,
-      timestamp_ms: Date.now(),
-      ...fields,
-    });
+    this.raw(namespace, 'kv_metrics', kvReport(fields));
   }
 
   workerDown(namespace: string, workerId: string): void {

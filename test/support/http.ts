@@ -1,4 +1,4 @@
-import { MODEL } from './bus';
+import { metricSamples, MODEL } from '@sluice/testkit';
 
 export interface Answer {
   status: number;
@@ -46,22 +46,13 @@ export async function metricValue(
   return parseMetric(text, name, labels);
 }
 
+/** The first sample of `name` whose labels include the given ones. */
 export function parseMetric(
   text: string,
   name: string,
   labels: Record<string, string>,
 ): number | undefined {
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(name)) continue;
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const found: Record<string, string> = {};
-    for (const pair of (m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g))
-      found[pair[1]] = pair[2];
-    if (Object.entries(labels).every(([k, v]) => found[k] === v)) return Number(m[3]);
-  }
-  return undefined;
+  return metricSamples(text, name, labels)[0];
 }
 
-export const OVERLOAD_BODY =
-  '{"message":"Service temporarily unavailable: All workers are busy, please retry later","type":"service_unavailable","code":503}';
+export { OVERLOAD_BODY } from '@sluice/testkit';

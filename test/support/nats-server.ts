@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { connect as tcpConnect } from 'node:net';
 import { connect, NatsConnection } from 'nats';
-import { MODEL, ReportFields } from './bus';
+import { kvReport, MODEL, ReportFields } from '@sluice/testkit';
 import { chat } from './http';
 import { freePort, waitFor } from './processes';
 
@@ -142,17 +142,7 @@ export class Heartbeat {
   private publishAll(): void {
     if (this.nc.isClosed()) return;
     for (const f of this.fields) {
-      const report = {
-        model: MODEL,
-        dp_rank: 0,
-        dp_size: 1,
-        active_decode_blocks: 0,
-        kv_total_blocks: 100,
-        active_prefill_tokens: 0,
-        timestamp_ms: Date.now(),
-        ...f,
-      };
-      this.nc.publish(`namespace.${this.namespace}.kv_metrics`, JSON.stringify(report));
+      this.nc.publish(`namespace.${this.namespace}.kv_metrics`, JSON.stringify(kvReport(f)));
     }
   }
 }
