@@ -24,7 +24,17 @@ interface Args {
   shedding: string[];
 }
 
-export const DEFAULT_SHEDDING = ['--active-decode-blocks-threshold', '0.85'];
+/**
+ * Scenario 7's shedding-on configuration of record: the decode threshold of issue 5, plus a
+ * prefill threshold of one step's budget (without it, prompts queued in the engines, which hold
+ * no KV blocks yet, are invisible to shedding and TTFT grows without bound).
+ */
+export const DEFAULT_SHEDDING = [
+  '--active-decode-blocks-threshold',
+  '0.85',
+  '--active-prefill-tokens-threshold-frac',
+  '1',
+];
 
 const USAGE = `usage: npm run bench -- [--quick] [--only 1,2,...] [--no-profile] [--out FILE]
   --quick       every scenario, shrunk to run in under 3 minutes (development, smoke test)
