@@ -192,8 +192,14 @@ function summarize(
       `**Rejection path (${ratio?.toFixed(2)}× Fastify, target ≥ 0.85).** The frontend runs its core at ` +
         `${fmt(100 * (median(feCpu) ?? 0), 0)} % and spends ${fmt(median(cpuPer.sluice), 0)} µs of CPU per 503, ` +
         `against ${fmt(median(cpuPer.fastify), 0)} µs for bare Fastify (${fmt(median(cpuPer.nginx), 0)} µs for nginx): ` +
-        "the gap is Sluice's own per-request work around the same Fastify core (Nest's router, guard, " +
-        `exception filter, metrics, hardening hooks).${top ? ` Self time by owner: ${top}.` : ''}` +
+        "the gap is Sluice's own per-request work around the same Fastify core. The 503 is sent from a " +
+        "Fastify preHandler and never enters Nest's router, guard or exception filter, but every request " +
+        "still runs the four onRequest hooks and the onResponse hook Nest's Fastify adapter installs, " +
+        'the hook that sets the security headers and the request id (a UUID unless the client sent one), ' +
+        'two labelled counter updates (prom-client hashes the labels each time), and writes three more ' +
+        "headers. Both Node servers pay for Node 20's `AsyncResource.bind` in Fastify's body parser " +
+        '(`deprecate`, `bind` below).' +
+        `${top ? ` Self time by owner: ${top}.` : ''}` +
         (profile
           ? ` Hottest functions: ${profile.functions
               .slice(0, 5)

@@ -38,6 +38,8 @@ export interface Step {
   invalid: number;
   slowConsumers: number | null;
   delivered: number | null;
+  /** Reports the frontend counted as received (`sluice_frontend_kv_metrics_received_total`). */
+  received: number;
   pendingMaxBytes: number | null;
   disconnects: number;
   traffic: FixedRateResult;
@@ -92,10 +94,9 @@ export async function runStep(
     await resetSentinel(rig, sentinel);
     lagReport(false);
     await probe.until((s) => s === 200, nowNs(), 60000);
-    const invalid0 = metricSum(
-      await metrics(rig.fe.url),
-      'dynamo_frontend_kv_metrics_invalid_total',
-    );
+    const text0 = await metrics(rig.fe.url);
+    const invalid0 = metricSum(text0, 'dynamo_frontend_kv_metrics_invalid_total');
+    const received0 = metricSum(text0, RECEIVED);
     const slow0 = rig.mon ? await rig.mon.slowConsumers() : null;
     const out0 = rig.mon ? (await rig.mon.connection('sluice-frontend')).outMsgs : null;
     const disc0 = disconnectLines(rig.fe.proc.tail);
@@ -157,6 +158,7 @@ export async function runStep(
       lag,
       lagTimeouts,
       invalid: metricSum(text, 'dynamo_frontend_kv_metrics_invalid_total') - invalid0,
+      received: metricSum(text, RECEIVED) - received0,
       slowConsumers: rig.mon && slow0 !== null ? (await rig.mon.slowConsumers()) - slow0 : null,
       delivered:
         rig.mon && out0 !== null
@@ -270,9 +272,12 @@ export const ingestScenario: Scenario = {
 const TARGET_RATE = 50000;
 const LAG_TARGET = 50;
 
+const RECEIVED = 'sluice_frontend_kv_metrics_received_total';
+
 /** A step passes when the frontend kept up (no backlog left), lag p99 < 50 ms and nothing dropped. */
 const passes = (s: Step): boolean =>
   s.catchupMs < 250 &&
+  (s.delivered === null || s.received === s.delivered) &&
   (percentile(s.lag, 99) ?? Infinity) < LAG_TARGET &&
   s.lagTimeouts === 0 &&
   s.invalid === 0 &&
@@ -338,7 +343,7 @@ function summarize(
       `| ${fmt(s.rate)} | ${fmt(s.sent / seconds)} | ${fmt(s.absorbed)} | ${fmt(s.catchupMs)} | ${Math.round(s.cpu * 100)} % | ` +
       `${fmt(percentile(s.lag, 50), 1)} / ${fmt(percentile(s.lag, 99), 1)} (${s.lag.length}${s.lagTimeouts ? `, ${s.lagTimeouts} timed out` : ''}) | ` +
       `${fmt(s.traffic.p99_us === null ? null : s.traffic.p99_us / 1000, 1)} | ${s.invalid} | ${s.slowConsumers ?? '?'} / ${s.disconnects} | ` +
-      `${s.delivered === null ? '?' : fmt(s.delivered)} | ${s.pendingMaxBytes === null ? '?' : fmt(s.pendingMaxBytes / 1e6, 1)} | ${passes(s) ? 'yes' : 'no'} |`,
+      `${s.delivered === null ? '?' : fmt(s.delivered)} | ${fmt(s.received)} | ${s.pendingMaxBytes === null ? '?' : fmt(s.pendingMaxBytes / 1e6, 1)} | ${passes(s) ? 'yes' : 'no'} |`,
   );
   const details = [
     `${WORKERS.toLocaleString('en-US')} simulated workers × ${RANKS} ranks published by one lightweight process`,
@@ -356,14 +361,13 @@ function summarize(
     'changes (includes one HTTP round trip); the sentinel is probed the same way. 10 ms pause',
     'between flips. *Dropped*: `dynamo_frontend_kv_metrics_invalid_total`, NATS slow-consumer',
     "events and frontend NATS disconnects; *delivered* is what nats-server wrote to the frontend's",
-    'connection. What cannot be observed: the frontend has no counter of reports received or applied,',
-    'so a report the frontend lost after NATS delivered it would only show as a missing decision',
-    'change; the sentinel and lag probes check ordering and currency, not every single report.',
+    'connection, *received* what the frontend counted (`sluice_frontend_kv_metrics_received_total`),',
+    'read after the sentinel was seen: a step keeps the state current only if the two are equal.',
     'The offered rate rises step by step until the frontend absorbs less than 80 % of it, ends more',
     'than 20 s behind, or loses reports.',
     '',
-    '| offered /s | sent /s | absorbed /s | catch-up ms | frontend CPU | lag p50 / p99 ms (trials) | traffic p99 ms | invalid | slow consumers / disconnects | delivered | max pending MB | kept current |',
-    '| ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |',
+    '| offered /s | sent /s | absorbed /s | catch-up ms | frontend CPU | lag p50 / p99 ms (trials) | traffic p99 ms | invalid | slow consumers / disconnects | delivered | received | max pending MB | kept current |',
+    '| ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
     ...rows,
     '',
     profile ? profileMarkdown('frontend absorbing 25,000 reports/s', profile) : '',
