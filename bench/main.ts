@@ -37,7 +37,8 @@ export const DEFAULT_SHEDDING = [
 ];
 
 const USAGE = `usage: npm run bench -- [--quick] [--only 1,2,...] [--no-profile] [--out FILE]
-  --quick       every scenario, shrunk to run in under 3 minutes (development, smoke test)
+  --quick       every scenario, shrunk to run in under 3 minutes (development, smoke test);
+                the report then goes to a temp file unless --out
   --only LIST   run only these scenarios (1-8); the report then goes to a temp file unless --out
   --no-profile  skip the CPU profiles of the frontend (scenarios 1, 2, 4; full runs only by default)
   --profile     take them in --quick runs too
@@ -188,7 +189,10 @@ async function runScenario(ctx: BenchContext, s: Scenario): Promise<ScenarioOutc
 function writeReport(args: Args, ctx: BenchContext, outcomes: ScenarioOutcome[]): void {
   const out =
     args.out ??
-    (args.only ? join(ctx.tmpDir, 'benchmarks.md') : join(ctx.docsDir, 'benchmarks.md'));
+    // Only a full run of every scenario replaces the report of record.
+    (args.only || args.quick
+      ? join(ctx.tmpDir, 'benchmarks.md')
+      : join(ctx.docsDir, 'benchmarks.md'));
   // Plots go beside the report: docs/bench/ for the report of record.
   const plotDir = join(dirname(out), 'bench');
   const plots: Array<{ file: string; alt: string }> = [];
