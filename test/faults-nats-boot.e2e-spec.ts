@@ -48,6 +48,9 @@ describe('NATS unreachable when the frontend starts', () => {
     expect(ready.status).toBe(503);
     expect(ready.body.details.error?.bus).toMatchObject({ status: 'down' });
     expect(await metricValue(url, 'sluice_frontend_bus_connected')).toBe(0);
+    // Not ready is a state, not a fault: the failed probe is a warning, nothing at error level.
+    await fe.waitForOutput(/"level":40[^\n]*Health Check has failed/);
+    expect(fe.output).not.toMatch(/"level":50/);
     await fe.waitForOutput(/still waiting for the bus at nats:\/\/127\.0\.0\.1:\d+/, 5000);
     // No worker is known: the contract's 404 for a model never seen, not a hang.
     expect((await chat(url)).status).toBe(404);
