@@ -290,10 +290,11 @@ describe('bad HTTP input (property-based, fast-check)', () => {
   });
 
   afterAll(async () => {
-    // Whatever the properties did, nothing may have been logged as an internal error.
-    expect(fe?.proc.output ?? '').not.toMatch(/"level":50/);
+    // Stop first: a failed expectation must not leave the processes or the database behind.
     await Promise.all([fe?.proc.stop(), worker?.proc.stop()]);
     await db?.drop();
+    // Whatever the properties did, nothing may have been logged as an internal error.
+    expect(fe?.proc.output ?? '').not.toMatch(/"level":50/);
   });
 
   it('answers arbitrary OpenAI bodies without a 5xx and changes no state', async () => {

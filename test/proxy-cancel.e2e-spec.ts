@@ -42,8 +42,9 @@ describe('a client cancelling a unary request', () => {
 
   afterAll(async () => {
     await beat?.close();
-    expect(fe?.proc.output ?? '').not.toMatch(/"level":50/);
+    // Stop first: a failed expectation must not leave the processes running.
     await Promise.all([fe?.proc.stop(), worker?.proc.stop()]);
+    expect(fe?.proc.output ?? '').not.toMatch(/"level":50/);
   });
 
   it('aborts the call to the worker and counts no upstream error', async () => {
