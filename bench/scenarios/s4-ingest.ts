@@ -48,6 +48,8 @@ export interface Step {
 
 export interface Rig {
   g: ProcessGroup;
+  /** Where and how the frontend was started, to start another one like it. */
+  frontendOptions: { natsUrl: string; databaseUrl: string; namespace: string; flags: string[] };
   fe: Started;
   bus: ReportBus;
   flood: Flood;
@@ -188,46 +190,58 @@ export async function prewarm(rig: Rig): Promise<void> {
   }
 }
 
+/**
+ * The rig of scenarios 4 and 8: a private nats-server (when it can start), a frontend on the
+ * server core, a simulated worker for the flooded model and one for the sentinel, and the flood
+ * publisher for WORKERS × RANKS reports, every worker registered (prewarmed) before it returns.
+ * The caller stops it with `rig.bus.close()` and `ctx`'s process group.
+ */
+export async function startRig(
+  ctx: BenchContext,
+  g: ProcessGroup,
+  prefix: string,
+  mode: 'busy' | 'mixed',
+): Promise<Rig> {
+  const priv = await startPrivateNats(g, ctx.tmpDir, CPU.client);
+  const natsUrl = priv?.url ?? ctx.natsUrl;
+  const ns = uniqueNamespace(prefix);
+  const bus = await ReportBus.connect(natsUrl, ns);
+  try {
+    const qwen = await startWorker(g, ['--speedup', '0'], { cpu: CPU.client, name: 'worker-qwen' });
+    const sentinelWorker = await startWorker(g, ['--speedup', '0', '--model', SENTINEL_MODEL], {
+      cpu: CPU.client,
+      name: 'worker-sentinel',
+    });
+    const frontendOptions = { natsUrl, databaseUrl: ctx.databaseUrl, namespace: ns, flags: FLAGS };
+    const fe = await startFrontend(g, { ...frontendOptions, cpu: CPU.server });
+    const flood = await Flood.start(g, {
+      natsUrl,
+      namespace: ns,
+      endpoint: qwen.url,
+      workers: WORKERS,
+      ranks: RANKS,
+      connections: CONNECTIONS,
+      mode,
+    });
+    const mon = priv ? new NatsMonitor(priv.monitor) : null;
+    const rig: Rig = { g, frontendOptions, fe, bus, flood, mon, qwen, sentinelWorker };
+    ctx.log(`registering ${WORKERS} workers × ${RANKS} ranks`);
+    await prewarm(rig);
+    return rig;
+  } catch (err) {
+    await bus.close();
+    throw err;
+  }
+}
+
 export const ingestScenario: Scenario = {
   id: 4,
   title: 'Monitor ingest',
   async run(ctx: BenchContext): Promise<ScenarioResult> {
     const g = ctx.group();
-    const priv = await startPrivateNats(g, ctx.tmpDir, CPU.client);
-    const natsUrl = priv?.url ?? ctx.natsUrl;
-    const ns = uniqueNamespace('s4');
-    const bus = await ReportBus.connect(natsUrl, ns);
+    let rig: Rig | undefined;
     try {
-      const qwen = await startWorker(g, ['--speedup', '0'], {
-        cpu: CPU.client,
-        name: 'worker-qwen',
-      });
-      const sentinelWorker = await startWorker(g, ['--speedup', '0', '--model', SENTINEL_MODEL], {
-        cpu: CPU.client,
-        name: 'worker-sentinel',
-      });
-      const common = { natsUrl, databaseUrl: ctx.databaseUrl, namespace: ns, flags: FLAGS };
-      const fe = await startFrontend(g, { ...common, cpu: CPU.server });
-      const flood = await Flood.start(g, {
-        natsUrl,
-        namespace: ns,
-        endpoint: qwen.url,
-        workers: WORKERS,
-        ranks: RANKS,
-        connections: CONNECTIONS,
-        mode: 'busy',
-      });
-      const rig: Rig = {
-        g,
-        fe,
-        bus,
-        flood,
-        mon: priv ? new NatsMonitor(priv.monitor) : null,
-        qwen,
-        sentinelWorker,
-      };
-      ctx.log(`registering ${WORKERS} workers × ${RANKS} ranks`);
-      await prewarm(rig);
+      rig = await startRig(ctx, g, 's4', 'busy');
       const rates = ctx.quick ? [10000, 50000] : [10000, 25000, 50000, 75000, 100000];
       const seconds = ctx.quick ? 2 : 8;
       const steps: Step[] = [];
@@ -254,16 +268,16 @@ export const ingestScenario: Scenario = {
       let profile: ProfileSummary | null = null;
       if (ctx.profile) {
         ctx.log('profiling the frontend under a 25,000 reports/s flood (node --cpu-prof)');
-        await fe.proc.stop();
-        const p = await startProfiledFrontend(g, ctx.tmpDir, common);
+        await rig.fe.proc.stop();
+        const p = await startProfiledFrontend(g, ctx.tmpDir, rig.frontendOptions);
         const prig = { ...rig, fe: p.fe };
         await prewarm(prig);
         profile = await p.finish(() => runStep(prig, 25000, ctx.quick ? 2 : 5, false));
       }
-      await flood.quit();
-      return summarize(steps, seconds, priv !== null, profile);
+      await rig.flood.quit();
+      return summarize(steps, seconds, rig.mon !== null, profile);
     } finally {
-      await bus.close();
+      await rig?.bus.close();
       await g.stopAll();
     }
   },

@@ -1,13 +1,10 @@
-import { ReportBus } from '../lib/bus';
-import { BenchContext, CPU, Figure, Scenario, ScenarioResult, verdict } from '../lib/context';
+import { BenchContext, Figure, Scenario, ScenarioResult, verdict } from '../lib/context';
 import { fixedRate } from '../lib/fixed-rate';
-import { Flood, FLOOD_MODEL, SENTINEL_MODEL } from '../lib/flood';
+import { FLOOD_MODEL } from '../lib/flood';
 import { chatBody, metrics } from '../lib/http';
-import { NatsMonitor } from '../lib/nats-monitor';
 import { rssMb } from '../lib/procfs';
-import { startFrontend, startPrivateNats, startWorker } from '../lib/sluice';
-import { fmt, maxOf, median, minOf, slope, sleep, uniqueNamespace } from '../lib/util';
-import { CONNECTIONS, prewarm, RANKS, Rig, WORKERS } from './s4-ingest';
+import { fmt, maxOf, median, minOf, slope, sleep } from '../lib/util';
+import { CONNECTIONS, RANKS, Rig, startRig, WORKERS } from './s4-ingest';
 
 const RSS_TARGET_MB = 250;
 /**
@@ -27,50 +24,10 @@ export const memoryScenario: Scenario = {
   title: 'Memory with 1,000 workers × 8 ranks',
   async run(ctx: BenchContext): Promise<ScenarioResult> {
     const g = ctx.group();
-    const priv = await startPrivateNats(g, ctx.tmpDir, CPU.client);
-    const natsUrl = priv?.url ?? ctx.natsUrl;
-    const ns = uniqueNamespace('s8');
-    const bus = await ReportBus.connect(natsUrl, ns);
+    let rig: Rig | undefined;
     try {
-      const qwen = await startWorker(g, ['--speedup', '0'], {
-        cpu: CPU.client,
-        name: 'worker-qwen',
-      });
-      const sentinelWorker = await startWorker(g, ['--speedup', '0', '--model', SENTINEL_MODEL], {
-        cpu: CPU.client,
-        name: 'worker-sentinel',
-      });
-      const fe = await startFrontend(g, {
-        natsUrl,
-        databaseUrl: ctx.databaseUrl,
-        namespace: ns,
-        cpu: CPU.server,
-        flags: [
-          '--admission-control',
-          'token-capacity',
-          '--active-decode-blocks-threshold',
-          '0.85',
-        ],
-      });
-      const flood = await Flood.start(g, {
-        natsUrl,
-        namespace: ns,
-        endpoint: qwen.url,
-        workers: WORKERS,
-        ranks: RANKS,
-        connections: CONNECTIONS,
-        mode: 'mixed',
-      });
-      const rig: Rig = {
-        g,
-        fe,
-        bus,
-        flood,
-        mon: priv ? new NatsMonitor(priv.monitor) : null,
-        qwen,
-        sentinelWorker,
-      };
-      await prewarm(rig);
+      rig = await startRig(ctx, g, 's8', 'mixed');
+      const { fe, flood } = rig;
       const rssStart = rssMb(fe.proc.pid);
       const durationS = ctx.quick ? 12 : 120;
       const warmupS = ctx.quick ? 4 : 30;
@@ -116,7 +73,7 @@ export const memoryScenario: Scenario = {
         ctx.quick,
       );
     } finally {
-      await bus.close();
+      await rig?.bus.close();
       await g.stopAll();
     }
   },

@@ -6,17 +6,7 @@
  *   node dist/bench/tools/fixed-rate.js URL RATE DURATION_S BODY [CONNECTIONS]
  */
 import { Pool } from 'undici';
-
-interface Output {
-  sent: number;
-  statuses: Record<string, number>;
-  errors: number;
-  p50_us: number | null;
-  p90_us: number | null;
-  p99_us: number | null;
-  max_us: number | null;
-  max_send_lag_us: number;
-}
+import type { FixedRateResult } from '../lib/fixed-rate';
 
 function pct(sorted: Float64Array, p: number): number | null {
   if (sorted.length === 0) return null;
@@ -83,7 +73,7 @@ async function main(): Promise<void> {
     latencies.subarray(0, sent).filter((x) => Number.isFinite(x) && x > 0),
   );
   ok.sort();
-  const out: Output = {
+  const out: FixedRateResult = {
     sent,
     statuses,
     errors: errors + (sent - done),
