@@ -6,6 +6,14 @@ import { httpGet } from './http';
 import { Proc, ProcessGroup, SpawnOptions } from './processes';
 import { freePort, waitFor } from './util';
 
+/** The frontend configuration most scenarios measure: token-capacity, decode threshold 0.85. */
+export const DECODE_SHEDDING = [
+  '--admission-control',
+  'token-capacity',
+  '--active-decode-blocks-threshold',
+  '0.85',
+];
+
 export interface Started {
   proc: Proc;
   url: string;

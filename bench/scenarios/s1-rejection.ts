@@ -14,16 +14,10 @@ import { startNginx } from '../lib/nginx';
 import { profileMarkdown, ProfileSummary } from '../lib/profile';
 import { startProfiledFrontend } from '../lib/profiled-frontend';
 import { CpuMeter } from '../lib/procfs';
-import { startFrontend } from '../lib/sluice';
+import { DECODE_SHEDDING as SHEDDING, startFrontend } from '../lib/sluice';
 import { fmt, freePort, maxOf, median, minOf, rotate, uniqueNamespace, waitFor } from '../lib/util';
 
 const PATH = '/v1/chat/completions';
-const SHEDDING = [
-  '--admission-control',
-  'token-capacity',
-  '--active-decode-blocks-threshold',
-  '0.85',
-];
 
 type Subject = 'sluice' | 'fastify' | 'nginx';
 

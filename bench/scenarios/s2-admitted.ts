@@ -15,11 +15,11 @@ import { pin } from '../lib/processes';
 import { profileMarkdown, ProfileSummary } from '../lib/profile';
 import { startProfiledFrontend } from '../lib/profiled-frontend';
 import { CpuMeter } from '../lib/procfs';
-import { startFrontend, startWorker } from '../lib/sluice';
+import { DECODE_SHEDDING, startFrontend, startWorker } from '../lib/sluice';
 import { fmt, maxOf, median, minOf, rotate, uniqueNamespace, waitFor } from '../lib/util';
 
 const PATH = '/v1/chat/completions';
-const FLAGS = ['--admission-control', 'token-capacity', '--active-decode-blocks-threshold', '0.85'];
+const FLAGS = DECODE_SHEDDING;
 type Subject = 'direct' | 'sluice' | 'nginx';
 const SUBJECTS: Subject[] = ['direct', 'sluice', 'nginx'];
 

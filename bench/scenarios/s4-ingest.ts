@@ -8,7 +8,13 @@ import { ProcessGroup } from '../lib/processes';
 import { profileMarkdown, ProfileSummary } from '../lib/profile';
 import { startProfiledFrontend } from '../lib/profiled-frontend';
 import { CpuMeter } from '../lib/procfs';
-import { startFrontend, startPrivateNats, startWorker, Started } from '../lib/sluice';
+import {
+  DECODE_SHEDDING,
+  startFrontend,
+  startPrivateNats,
+  startWorker,
+  Started,
+} from '../lib/sluice';
 import { fmt, nowNs, percentile, sleep, uniqueNamespace } from '../lib/util';
 
 const PATH = '/v1/chat/completions';
@@ -18,14 +24,7 @@ export const CONNECTIONS = 4;
 const TRAFFIC_RPS = 200;
 /** Probes (lag and sentinel) every 5 ms: ~200 requests/s, 10× finer than the 50 ms target. */
 const PROBE_EVERY_MS = 5;
-const FLAGS = [
-  '--admission-control',
-  'token-capacity',
-  '--active-decode-blocks-threshold',
-  '0.85',
-  '--worker-ttl-ms',
-  '600000',
-];
+const FLAGS = [...DECODE_SHEDDING, '--worker-ttl-ms', '600000'];
 
 export interface Step {
   rate: number;

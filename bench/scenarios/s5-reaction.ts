@@ -1,7 +1,7 @@
 import { Heartbeat, ReportBus } from '../lib/bus';
 import { BenchContext, CPU, Figure, Scenario, ScenarioResult, verdict } from '../lib/context';
 import { chatBody, isOverload, MODEL, PacedProber } from '../lib/http';
-import { startFrontend, startWorker } from '../lib/sluice';
+import { DECODE_SHEDDING, startFrontend, startWorker } from '../lib/sluice';
 import { fmt, maxOf, minOf, nowNs, percentile, sleep, uniqueNamespace } from '../lib/util';
 
 const PATH = '/v1/chat/completions';
@@ -52,12 +52,7 @@ export const reactionScenario: Scenario = {
         databaseUrl: ctx.databaseUrl,
         namespace: ns,
         cpu: CPU.server,
-        flags: [
-          '--admission-control',
-          'token-capacity',
-          '--active-decode-blocks-threshold',
-          '0.85',
-        ],
+        flags: DECODE_SHEDDING,
       });
       const report = (decode: number): void =>
         hb.set({
