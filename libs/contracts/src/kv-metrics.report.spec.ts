@@ -30,11 +30,33 @@ describe('parseKvMetricsReport', () => {
         activeDecodeBlocks: 870,
         kvTotalBlocks: 1000,
         activePrefillTokens: 1200,
+        numRequestsWaiting: undefined,
         maxNumBatchedTokens: undefined,
         timestampMs: undefined,
+        seq: undefined,
       },
     });
   });
+
+  it('accepts a report without active_prefill_tokens (real engines rarely export it)', () => {
+    const raw = wire();
+    delete raw.active_prefill_tokens;
+    expect(sut(raw)).toMatchObject({ ok: true, value: { activePrefillTokens: undefined } });
+  });
+
+  it('maps num_requests_waiting and seq', () => {
+    expect(sut(wire({ num_requests_waiting: 3, seq: 42 }))).toMatchObject({
+      ok: true,
+      value: { numRequestsWaiting: 3, seq: 42 },
+    });
+  });
+
+  it.each(['w\r\nx-injected: 1', 'w\u0000', 'wörker', 'w\t1', 'w\u{1F600}'])(
+    'refuses a worker_id that cannot be an HTTP header value: %j',
+    (id) => {
+      expect(reasonFor(wire({ worker_id: id }))).toBe("missing or invalid field 'worker_id'");
+    },
+  );
 
   it('maps every optional field of the contract example', () => {
     const r = sut(
@@ -88,14 +110,7 @@ describe('parseKvMetricsReport', () => {
     });
   });
 
-  const required = [
-    'worker_id',
-    'model',
-    'endpoint',
-    'active_decode_blocks',
-    'kv_total_blocks',
-    'active_prefill_tokens',
-  ];
+  const required = ['worker_id', 'model', 'endpoint', 'active_decode_blocks', 'kv_total_blocks'];
 
   it.each(required)('rejects a report without %s, naming the field', (field) => {
     const raw = wire();
@@ -128,8 +143,10 @@ describe('parseKvMetricsReport', () => {
     'active_decode_blocks',
     'kv_total_blocks',
     'active_prefill_tokens',
+    'num_requests_waiting',
     'max_num_batched_tokens',
     'timestamp_ms',
+    'seq',
     'dp_size',
     'dp_rank',
   ];

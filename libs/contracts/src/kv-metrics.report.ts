@@ -7,10 +7,18 @@ export interface KvMetricsReport {
   readonly dpSize: number;
   readonly activeDecodeBlocks: number;
   readonly kvTotalBlocks: number;
-  readonly activePrefillTokens: number;
+  /**
+   * Absent when the worker does not report it (real engines mostly don't): the frontend then
+   * judges the rank on its own bookkeeping of prompt tokens sent and not yet answered (§4).
+   */
+  readonly activePrefillTokens: number | undefined;
+  /** Requests queued in the engine; absent: the waiting-requests threshold never fires. */
+  readonly numRequestsWaiting: number | undefined;
   /** Absent when the worker does not report it; the `frac` threshold then never fires. */
   readonly maxNumBatchedTokens: number | undefined;
   readonly timestampMs: number | undefined;
+  /** Per-publisher sequence number: a lower one than the last seen for the rank is stale. */
+  readonly seq: number | undefined;
 }
 
 /** The wire form a worker publishes (snake_case, as Dynamo's workers do). */
@@ -22,9 +30,11 @@ export interface KvMetricsWire {
   dp_size?: number;
   active_decode_blocks: number;
   kv_total_blocks: number;
-  active_prefill_tokens: number;
+  active_prefill_tokens?: number;
+  num_requests_waiting?: number;
   max_num_batched_tokens?: number;
   timestamp_ms?: number;
+  seq?: number;
 }
 
 export interface WorkerDownWire {
@@ -46,6 +56,18 @@ const isCount = (v: unknown): v is number =>
 
 function boundedString(v: unknown, max: number): v is string {
   return typeof v === 'string' && v.length > 0 && v.length <= max;
+}
+
+/**
+ * The worker id travels in a response header (contract §9): printable ASCII only, so a report
+ * can never make a request fail after the worker did the work.
+ */
+export function isHeaderValue(v: string): boolean {
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e) return false;
+  }
+  return true;
 }
 
 function isHttpUrl(v: string): boolean {
@@ -87,13 +109,18 @@ export function parseKvMetricsReport(raw: unknown): ParseResult<KvMetricsReport>
     return { ok: false, reason: 'payload is not a JSON object' };
   }
   const r = raw as Record<string, unknown>;
-  if (!boundedString(r.worker_id, REPORT_LIMITS.maxIdLength)) return bad('worker_id');
+  if (!boundedString(r.worker_id, REPORT_LIMITS.maxIdLength) || !isHeaderValue(r.worker_id)) {
+    return bad('worker_id');
+  }
   if (!boundedString(r.model, REPORT_LIMITS.maxModelLength)) return bad('model');
   const endpoint = validEndpoint(r.endpoint);
   if (endpoint === undefined) return bad('endpoint');
   if (!isCount(r.active_decode_blocks)) return bad('active_decode_blocks');
   if (!isCount(r.kv_total_blocks)) return bad('kv_total_blocks');
-  if (!isCount(r.active_prefill_tokens)) return bad('active_prefill_tokens');
+  const prefill = r.active_prefill_tokens ?? undefined;
+  if (prefill !== undefined && !isCount(prefill)) return bad('active_prefill_tokens');
+  const waiting = r.num_requests_waiting ?? undefined;
+  if (waiting !== undefined && !isCount(waiting)) return bad('num_requests_waiting');
   const dpSize = r.dp_size ?? 1;
   if (!isCount(dpSize) || dpSize < 1 || dpSize > REPORT_LIMITS.maxDpSize) return bad('dp_size');
   const dpRank = r.dp_rank ?? 0;
@@ -102,6 +129,8 @@ export function parseKvMetricsReport(raw: unknown): ParseResult<KvMetricsReport>
   if (maxBatched !== undefined && !isCount(maxBatched)) return bad('max_num_batched_tokens');
   const ts = r.timestamp_ms ?? undefined;
   if (ts !== undefined && !isCount(ts)) return bad('timestamp_ms');
+  const seq = r.seq ?? undefined;
+  if (seq !== undefined && !isCount(seq)) return bad('seq');
   return {
     ok: true,
     value: {
@@ -112,9 +141,11 @@ export function parseKvMetricsReport(raw: unknown): ParseResult<KvMetricsReport>
       dpSize,
       activeDecodeBlocks: r.active_decode_blocks,
       kvTotalBlocks: r.kv_total_blocks,
-      activePrefillTokens: r.active_prefill_tokens,
+      activePrefillTokens: prefill,
+      numRequestsWaiting: waiting,
       maxNumBatchedTokens: maxBatched,
       timestampMs: ts,
+      seq,
     },
   };
 }

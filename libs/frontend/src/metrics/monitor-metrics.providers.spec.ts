@@ -22,6 +22,8 @@ const report = (workerId: string, over: Partial<KvMetricsReport> = {}): KvMetric
   activePrefillTokens: 5,
   maxNumBatchedTokens: undefined,
   timestampMs: undefined,
+  numRequestsWaiting: undefined,
+  seq: undefined,
   ...over,
 });
 

@@ -21,6 +21,8 @@ const report = (workerId: string, used: number, over: Partial<KvMetricsReport> =
   activePrefillTokens: 0,
   maxNumBatchedTokens: undefined,
   timestampMs: undefined,
+  numRequestsWaiting: undefined,
+  seq: undefined,
   ...over,
 });
 

@@ -159,7 +159,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       state = {
         activeDecodeBlocks: r.activeDecodeBlocks,
         kvTotalBlocks: r.kvTotalBlocks,
-        activePrefillTokens: r.activePrefillTokens,
+        activePrefillTokens: r.activePrefillTokens ?? 0,
         maxNumBatchedTokens: r.maxNumBatchedTokens,
         busy: false,
       };
@@ -167,7 +167,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     } else {
       state.activeDecodeBlocks = r.activeDecodeBlocks;
       state.kvTotalBlocks = r.kvTotalBlocks;
-      state.activePrefillTokens = r.activePrefillTokens;
+      state.activePrefillTokens = r.activePrefillTokens ?? 0;
       state.maxNumBatchedTokens = r.maxNumBatchedTokens;
     }
     this.setRankBusy(worker, state, isRankBusy(state, this.thresholds.effective(worker.model)));

@@ -52,6 +52,8 @@ describe('RouterService', () => {
         activePrefillTokens: 0,
         maxNumBatchedTokens: 100,
         timestampMs: undefined,
+        numRequestsWaiting: undefined,
+        seq: undefined,
       },
       Date.now(),
     );

@@ -18,6 +18,8 @@ const report = (workerId: string, used: number, over: Record<string, unknown> = 
   activePrefillTokens: 0,
   maxNumBatchedTokens: undefined,
   timestampMs: undefined,
+  numRequestsWaiting: undefined,
+  seq: undefined,
   ...over,
 });
 

@@ -83,7 +83,7 @@ describe('KvMetricsReporter', () => {
     jest.advanceTimersByTime(1);
     const reports = publisher.reports();
     expect(reports.map((r) => r.dp_rank).sort()).toEqual([0, 1]);
-    const prefill = reports.reduce((sum, r) => sum + r.active_prefill_tokens, 0);
+    const prefill = reports.reduce((sum, r) => sum + (r.active_prefill_tokens ?? 0), 0);
     expect(prefill).toBeGreaterThan(0);
   });
 
