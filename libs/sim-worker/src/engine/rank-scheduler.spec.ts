@@ -83,7 +83,14 @@ describe('RankScheduler', () => {
     step(sut);
     expect(sut.runningCount).toBe(1);
     expect(sut.waitingCount).toBe(1);
-    expect(sut.load()).toEqual({ activeDecodeBlocks: 5, activePrefillTokens: 32 });
+    expect(sut.load()).toEqual({
+      activeDecodeBlocks: 5,
+      activePrefillTokens: 32,
+      runningRequests: 1,
+      waitingRequests: 1,
+      promptTokensTotal: 64,
+      generationTokensTotal: 1,
+    });
 
     while (!a.sink.finished) step(sut);
     expect(sut.load().activeDecodeBlocks).toBeLessThanOrEqual(10);
@@ -152,13 +159,22 @@ describe('RankScheduler', () => {
     const a = seq(250, 50);
     sut.enqueue(a);
     const plan = sut.planStep();
-    expect(sut.load()).toEqual({ activeDecodeBlocks: 16, activePrefillTokens: 250 });
+    expect(sut.load()).toMatchObject({ activeDecodeBlocks: 16, activePrefillTokens: 250 });
+    expect(sut.load()).toMatchObject({ runningRequests: 1, waitingRequests: 0 });
 
     expect(sut.cancel(a)).toBe(true);
-    expect(sut.load()).toEqual({ activeDecodeBlocks: 0, activePrefillTokens: 0 });
+    const empty = {
+      activeDecodeBlocks: 0,
+      activePrefillTokens: 0,
+      runningRequests: 0,
+      waitingRequests: 0,
+      promptTokensTotal: 0,
+      generationTokensTotal: 0,
+    };
+    expect(sut.load()).toEqual(empty);
     if (plan) sut.completeStep(plan);
     expect(a.sink.tokens).toEqual([]);
-    expect(sut.load()).toEqual({ activeDecodeBlocks: 0, activePrefillTokens: 0 });
+    expect(sut.load()).toEqual(empty); // the step of a cancelled sequence counts nothing
     expect(sut.cancel(a)).toBe(false);
   });
 
@@ -183,6 +199,19 @@ describe('RankScheduler', () => {
     expect(embed.sink.finished).toBe(true);
     expect(embed.sink.tokens).toEqual([]);
     expect(sut.load().activeDecodeBlocks).toBe(0);
+  });
+
+  it('counts prompt tokens as their chunks are prefilled and every generated token', () => {
+    const sut = new RankScheduler(limits({ maxNumBatchedTokens: 100 }));
+    sut.enqueue(seq(150, 3));
+    step(sut);
+    expect(sut.load()).toMatchObject({ promptTokensTotal: 100, generationTokensTotal: 0 });
+    step(sut);
+    expect(sut.load()).toMatchObject({ promptTokensTotal: 150, generationTokensTotal: 1 });
+    step(sut);
+    step(sut);
+    expect(sut.load()).toMatchObject({ promptTokensTotal: 150, generationTokensTotal: 3 });
+    expect(sut.load()).toMatchObject({ runningRequests: 0, waitingRequests: 0 });
   });
 
   it('prefers the rank with the smaller reserved blocks plus queued tokens', () => {

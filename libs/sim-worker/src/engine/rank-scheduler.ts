@@ -7,10 +7,18 @@ export interface RankLimits {
   readonly maxNumSeqs: number;
 }
 
-/** The numbers a rank reports (contract §4). */
+/** The numbers a rank reports (contract §4) and serves in an engine's metrics format. */
 export interface RankLoad {
+  /** KV blocks held by running sequences (their prompt and every token generated so far). */
   readonly activeDecodeBlocks: number;
+  /** Prompt tokens queued or admitted that have not been prefilled yet. */
   readonly activePrefillTokens: number;
+  readonly runningRequests: number;
+  /** Requests queued in the engine because they do not fit yet. */
+  readonly waitingRequests: number;
+  /** Counters since the rank started: prompt tokens prefilled, output tokens generated. */
+  readonly promptTokensTotal: number;
+  readonly generationTokensTotal: number;
 }
 
 /** What one step does; planned at its start, applied when its simulated duration has passed. */
@@ -35,6 +43,8 @@ export class RankScheduler {
   private heldBlocks = 0;
   private pendingPrefill = 0;
   private queuedTokens = 0;
+  private promptTokensTotal = 0;
+  private generationTokensTotal = 0;
 
   constructor(readonly limits: RankLimits) {}
 
@@ -51,7 +61,14 @@ export class RankScheduler {
   }
 
   load(): RankLoad {
-    return { activeDecodeBlocks: this.heldBlocks, activePrefillTokens: this.pendingPrefill };
+    return {
+      activeDecodeBlocks: this.heldBlocks,
+      activePrefillTokens: this.pendingPrefill,
+      runningRequests: this.running.size,
+      waitingRequests: this.waiting.size,
+      promptTokensTotal: this.promptTokensTotal,
+      generationTokensTotal: this.generationTokensTotal,
+    };
   }
 
   /** Lower is emptier: blocks reserved by running sequences plus prompt tokens still queued. */
@@ -114,6 +131,7 @@ export class RankScheduler {
       if (seq.state !== 'running') continue;
       seq.prefilled += tokens;
       this.pendingPrefill -= tokens;
+      this.promptTokensTotal += tokens;
       if (seq.remainingPrefill > 0) continue;
       if (seq.maxTokens > 0) this.emitToken(seq);
       else this.finish(seq);
@@ -156,6 +174,7 @@ export class RankScheduler {
     const { blockSize } = this.limits;
     const before = seq.heldBlocks(blockSize);
     seq.generated += 1;
+    this.generationTokensTotal += 1;
     this.heldBlocks += seq.heldBlocks(blockSize) - before;
     const done = seq.generated >= seq.maxTokens;
     // State is settled before the sink runs, so a sink that cancels sees a consistent rank.

@@ -86,7 +86,12 @@ describe('SimEngine', () => {
 
       changes.length = 0;
       handle.cancel();
-      expect(sut.load(0)).toEqual({ activeDecodeBlocks: 0, activePrefillTokens: 0 });
+      expect(sut.load(0)).toMatchObject({
+        activeDecodeBlocks: 0,
+        activePrefillTokens: 0,
+        runningRequests: 0,
+        waitingRequests: 0,
+      });
       expect(changes).toEqual([0]);
       const emitted = sink.at.length;
       jest.advanceTimersByTime(1000);

@@ -107,9 +107,12 @@ export class SimEngine {
   private notify(rank: number): void {
     const load = this.loops[rank].scheduler.load();
     const last = this.lastLoads[rank];
+    // The token counters move on every step; only the reported gauges make a change.
     if (
       load.activeDecodeBlocks === last.activeDecodeBlocks &&
-      load.activePrefillTokens === last.activePrefillTokens
+      load.activePrefillTokens === last.activePrefillTokens &&
+      load.runningRequests === last.runningRequests &&
+      load.waitingRequests === last.waitingRequests
     ) {
       return;
     }
