@@ -60,8 +60,10 @@ describe('KvMetricsReporter', () => {
         active_decode_blocks: 0,
         kv_total_blocks: 1000,
         active_prefill_tokens: 0,
+        num_requests_waiting: 0,
         max_num_batched_tokens: 8192,
         timestamp_ms: Date.now(),
+        seq: 0,
       })),
     );
   });
@@ -85,6 +87,42 @@ describe('KvMetricsReporter', () => {
     expect(reports.map((r) => r.dp_rank).sort()).toEqual([0, 1]);
     const prefill = reports.reduce((sum, r) => sum + (r.active_prefill_tokens ?? 0), 0);
     expect(prefill).toBeGreaterThan(0);
+  });
+
+  it('numbers the reports of each rank 0, 1, 2, … whether periodic or after a change', () => {
+    sut.start('http://127.0.0.1:9001');
+    engine.submit({ promptTokens: 100, maxTokens: 10 }, noop);
+    jest.advanceTimersByTime(2500);
+    for (const rank of [0, 1]) {
+      const seqs = publisher
+        .reports()
+        .filter((r) => r.dp_rank === rank)
+        .map((r) => r.seq);
+      expect(seqs.length).toBeGreaterThanOrEqual(3);
+      expect(seqs).toEqual(seqs.map((_, i) => i));
+    }
+  });
+
+  it('reports the requests queued in the engine because they do not fit', () => {
+    const options = parseWorkerFlags([
+      ...['--namespace', 'test', '--worker-id', 'w-q', '--kv-total-blocks', '100'],
+    ]);
+    const small = new SimEngine(options);
+    const reporter = new KvMetricsReporter(small, publisher, new WorkerConfig(options));
+    try {
+      reporter.start('http://127.0.0.1:9003');
+      // Each worst case is 63 of the rank's 100 blocks: one runs, two wait.
+      for (let i = 0; i < 3; i += 1) small.submit({ promptTokens: 500, maxTokens: 500 }, noop);
+      jest.advanceTimersByTime(REPORT_DEBOUNCE_MS);
+      const last = publisher
+        .reports()
+        .filter((r) => r.worker_id === 'w-q')
+        .at(-1);
+      expect(last?.num_requests_waiting).toBe(2);
+    } finally {
+      reporter.stop();
+      small.close();
+    }
   });
 
   it('publishes worker_down on stop and leaves no timer behind', () => {

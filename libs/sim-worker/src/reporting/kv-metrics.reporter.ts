@@ -18,6 +18,8 @@ export const REPORT_DEBOUNCE_MS = 10;
 export class KvMetricsReporter {
   private readonly logger = new Logger(KvMetricsReporter.name);
   private readonly dirty = new Set<number>();
+  /** Next `seq` per rank: consumers drop a report older than one they have already seen. */
+  private readonly nextSeq: number[];
   private flushTimer: NodeJS.Timeout | null = null;
   private intervalTimer: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void) | null = null;
@@ -28,7 +30,9 @@ export class KvMetricsReporter {
     private readonly engine: SimEngine,
     private readonly publisher: EventPublisher,
     private readonly config: WorkerConfig,
-  ) {}
+  ) {
+    this.nextSeq = Array.from({ length: engine.dpSize }, () => 0);
+  }
 
   /** `endpoint` is only known once the server listens, hence a start step after construction. */
   start(endpoint: string): void {
@@ -82,8 +86,10 @@ export class KvMetricsReporter {
       active_decode_blocks: load.activeDecodeBlocks,
       kv_total_blocks: options.kvTotalBlocks,
       active_prefill_tokens: load.activePrefillTokens,
+      num_requests_waiting: load.waitingRequests,
       max_num_batched_tokens: options.maxNumBatchedTokens,
       timestamp_ms: Date.now(),
+      seq: this.nextSeq[rank]++,
     };
     this.send(subjectFor(options.namespace, KV_METRICS_EVENT), report);
   }
