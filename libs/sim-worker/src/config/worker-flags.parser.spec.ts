@@ -19,6 +19,7 @@ describe('parseWorkerFlags', () => {
       workerId: expect.stringMatching(new RegExp(`^sim-.+-${process.pid}-[0-9a-f]{4}$`)),
       advertiseUrl: undefined,
       reportIntervalMs: 1000,
+      metricsFormat: 'none',
     });
   });
 
@@ -39,6 +40,7 @@ describe('parseWorkerFlags', () => {
       '--worker-id=w-1',
       '--advertise-url=http://10.0.0.1:9001/',
       '--report-interval-ms=250',
+      '--metrics-format=sglang',
     ]);
     expect(sut).toEqual({
       model: 'm',
@@ -55,7 +57,12 @@ describe('parseWorkerFlags', () => {
       workerId: 'w-1',
       advertiseUrl: 'http://10.0.0.1:9001',
       reportIntervalMs: 250,
+      metricsFormat: 'sglang',
     });
+  });
+
+  it.each(['none', 'vllm', 'sglang'])('accepts --metrics-format %s', (format) => {
+    expect(parseWorkerFlags(['--metrics-format', format]).metricsFormat).toBe(format);
   });
 
   it('accepts speedup 0 (no delay)', () => {
@@ -76,6 +83,8 @@ describe('parseWorkerFlags', () => {
     [['--worker-id', 'has space'], "'has space' for --worker-id"],
     [['--advertise-url', 'localhost:9001'], "'localhost:9001' for --advertise-url"],
     [['--model', ''], "'' for --model"],
+    [['--metrics-format', 'tgi'], "'tgi' for --metrics-format: expected one of none, vllm, sglang"],
+    [['--metrics-format', 'VLLM'], "'VLLM' for --metrics-format"],
   ])('rejects %j naming the flag and the value', (argv, named) => {
     expect(() => parseWorkerFlags(argv)).toThrow(WorkerConfigError);
     expect(() => parseWorkerFlags(argv)).toThrow(named);

@@ -3,13 +3,13 @@ import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { DEFAULT_NAMESPACE, REPORT_LIMITS } from '@sluice/contracts';
 import { WorkerConfigError } from './worker-config.error';
-import { WorkerOptions } from './worker-options';
+import { METRICS_FORMATS, WorkerOptions } from './worker-options';
 
 export const WORKER_USAGE =
   'usage: node dist/apps/worker/main.js [--model M] [--kv-total-blocks N] [--block-size N] ' +
   '[--max-num-batched-tokens N] [--max-num-seqs N] [--dp-size N] [--speedup F] [--host H] ' +
   '[--port N] [--nats-url URL] [--namespace NS] [--worker-id ID] [--advertise-url URL] ' +
-  '[--report-interval-ms N]';
+  '[--report-interval-ms N] [--metrics-format none|vllm|sglang]';
 
 // Every flag is read as a string so that each value is validated here, with a message that
 // names the flag, rather than coerced by parseArgs.
@@ -28,6 +28,7 @@ const FLAGS = {
   'worker-id': { type: 'string' },
   'advertise-url': { type: 'string' },
   'report-interval-ms': { type: 'string' },
+  'metrics-format': { type: 'string' },
 } as const;
 
 type Flags = Partial<Record<keyof typeof FLAGS, string>>;
@@ -50,6 +51,7 @@ export function parseWorkerFlags(argv: string[]): WorkerOptions {
     workerId: identifier(flags, 'worker-id'),
     advertiseUrl: httpUrl(flags, 'advertise-url'),
     reportIntervalMs: integer(flags, 'report-interval-ms', 1000, 1),
+    metricsFormat: oneOf(flags, 'metrics-format', METRICS_FORMATS, 'none'),
   };
 }
 
@@ -137,6 +139,19 @@ function identifier(flags: Flags, flag: keyof Flags): string {
   if (raw === undefined) return defaultWorkerId();
   const value = text(flags, flag, '', REPORT_LIMITS.maxIdLength);
   if (/\s/.test(value)) throw invalid(flag, value, 'no whitespace');
+  return value;
+}
+
+function oneOf<T extends string>(
+  flags: Flags,
+  flag: keyof Flags,
+  allowed: readonly T[],
+  fallback: T,
+): T {
+  const raw = flags[flag];
+  if (raw === undefined) return fallback;
+  const value = allowed.find((candidate) => candidate === raw);
+  if (value === undefined) throw invalid(flag, raw, `one of ${allowed.join(', ')}`);
   return value;
 }
 

@@ -1,3 +1,7 @@
+/** Which real engine's load endpoints the worker serves beside its OpenAI API. */
+export const METRICS_FORMATS = ['none', 'vllm', 'sglang'] as const;
+export type MetricsFormat = (typeof METRICS_FORMATS)[number];
+
 /** Everything one simulated worker needs to start; `parseWorkerFlags` builds it from argv. */
 export interface WorkerOptions {
   readonly model: string;
@@ -19,4 +23,6 @@ export interface WorkerOptions {
   /** Base URL put in load reports; unset: `http://<host>:<actual port>`. */
   readonly advertiseUrl: string | undefined;
   readonly reportIntervalMs: number;
+  /** `vllm`: `GET /metrics` as vLLM writes it; `sglang`: SGLang's `/v1/loads`, `/server_info`, `/metrics`. */
+  readonly metricsFormat: MetricsFormat;
 }
