@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import { EventPublisher, NatsEventPublisher } from '@sluice/bus';
 import {
   createWorkerApp,
+  MetricsFormat,
   parseWorkerFlags,
   WORKER_USAGE,
   WorkerConfigError,
@@ -19,14 +20,21 @@ function readOptions(argv: string[]): WorkerOptions {
   }
 }
 
+const FORMAT_ROUTES: Record<MetricsFormat, string> = {
+  none: '',
+  vllm: 'vllm format at GET /metrics',
+  sglang: 'sglang format at GET /v1/loads, /server_info, /metrics',
+};
+
 function describe(options: WorkerOptions, url: string, workerId: string): string {
   const capacity =
     `dp ${options.dpSize} x ${options.kvTotalBlocks} KV blocks of ${options.blockSize} tokens, ` +
     `max ${options.maxNumBatchedTokens} batched tokens, max ${options.maxNumSeqs} seqs`;
   const reports = options.natsUrl
     ? `reports on ${redactedUrl(options.natsUrl)} namespace ${options.namespace}`
-    : 'no load reports (no --nats-url)';
-  return `worker ${workerId} serving ${options.model} at ${url} (${capacity}, speedup ${options.speedup}; ${reports})`;
+    : 'no NATS load reports (no --nats-url)';
+  const load = options.metricsFormat === 'none' ? '' : `; ${FORMAT_ROUTES[options.metricsFormat]}`;
+  return `worker ${workerId} serving ${options.model} at ${url} (${capacity}, speedup ${options.speedup}; ${reports}${load})`;
 }
 
 async function main(): Promise<void> {

@@ -4,6 +4,8 @@ import { EventPublisher } from '@sluice/bus';
 import { WorkerConfig } from './config/worker-config';
 import { WorkerOptions } from './config/worker-options';
 import { SimEngine } from './engine/sim-engine';
+import { engineFormatControllers } from './engine-formats/engine-format.controllers';
+import { EngineStateReader } from './engine-formats/engine-state.reader';
 import { EmbeddingService } from './http/embedding.service';
 import { EmbeddingsController } from './http/embeddings.controller';
 import { OpenAiErrorFilter } from './http/errors/openai-error.filter';
@@ -13,13 +15,21 @@ import { TextGenerationController } from './http/text-generation.controller';
 import { KvMetricsReporter } from './reporting/kv-metrics.reporter';
 import { WorkerLifecycle } from './worker-lifecycle.service';
 
-/** One simulated worker: OpenAI-compatible HTTP API, engine and load reporter. */
+/**
+ * One simulated worker: OpenAI-compatible HTTP API, engine, load reporter and, with
+ * `--metrics-format`, a real engine's load endpoints.
+ */
 @Module({})
 export class WorkerModule {
   static register(options: WorkerOptions, publisher: EventPublisher): DynamicModule {
     return {
       module: WorkerModule,
-      controllers: [TextGenerationController, EmbeddingsController, ModelsController],
+      controllers: [
+        TextGenerationController,
+        EmbeddingsController,
+        ModelsController,
+        ...engineFormatControllers(options.metricsFormat),
+      ],
       providers: [
         { provide: WorkerConfig, useValue: new WorkerConfig(options) },
         { provide: EventPublisher, useValue: publisher },
@@ -27,6 +37,7 @@ export class WorkerModule {
         { provide: APP_FILTER, useClass: OpenAiErrorFilter },
         GenerationService,
         EmbeddingService,
+        EngineStateReader,
         KvMetricsReporter,
         WorkerLifecycle,
       ],
