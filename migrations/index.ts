@@ -1,7 +1,12 @@
 import { CreateThresholdTables1764460800000 } from './1764460800000-CreateThresholdTables';
+import { AddWaitingRequestsThreshold1796083200000 } from './1796083200000-AddWaitingRequestsThreshold';
 
 /**
  * Every migration, oldest first. Listed by hand rather than found by a glob so the same list
- * works compiled in dist/ and under jest/swc; a new migration must be added here.
+ * works compiled in dist/ and under jest/swc; a new migration must be added here. The embedded
+ * (PGlite) database runs this same list at start.
  */
-export const ALL_MIGRATIONS = [CreateThresholdTables1764460800000];
+export const ALL_MIGRATIONS = [
+  CreateThresholdTables1764460800000,
+  AddWaitingRequestsThreshold1796083200000,
+];

@@ -8,6 +8,7 @@ import {
   AuditEntry,
   createThresholdDataSource,
   InvalidAuditQueryError,
+  revertLastMigration,
   runMigrations,
   ThresholdRepository,
   ThresholdValues,
@@ -34,16 +35,20 @@ function requireOutsideJest(id: string): unknown {
 }
 
 const MIGRATION = 'CreateThresholdTables1764460800000';
+const WAITING_MIGRATION = 'AddWaitingRequestsThreshold1796083200000';
+const MIGRATIONS = [MIGRATION, WAITING_MIGRATION];
 const META = { actor: 'alice', source: '127.0.0.1', requestId: 'req-1' };
 const NONE: ThresholdValues = {
   activeDecodeBlocks: null,
   activePrefillTokens: null,
   activePrefillTokensFrac: null,
+  waitingRequests: null,
 };
 const wire = (v: ThresholdValues) => ({
   active_decode_blocks_threshold: v.activeDecodeBlocks,
   active_prefill_tokens_threshold: v.activePrefillTokens,
   active_prefill_tokens_threshold_frac: v.activePrefillTokensFrac,
+  waiting_requests_threshold: v.waitingRequests,
 });
 
 type Store = { databaseUrl: string | null; dataDir: string; cleanUp(): Promise<void> };
@@ -99,7 +104,7 @@ describe.each([
   beforeEach(() => dataSource.query('TRUNCATE model_thresholds, threshold_audit RESTART IDENTITY'));
 
   it('migrates an empty database, then has nothing pending', async () => {
-    expect(appliedOnEmpty).toEqual([MIGRATION]);
+    expect(appliedOnEmpty).toEqual(MIGRATIONS);
     const tables = await dataSource.query<{ name: string }[]>(
       `SELECT table_name AS name FROM information_schema.tables
         WHERE table_schema = current_schema() ORDER BY 1`,
@@ -122,11 +127,16 @@ describe.each([
     expect(set.before).toEqual(NONE);
     expect(set.after).toEqual({ ...NONE, activeDecodeBlocks: 0.9, activePrefillTokens: 5e9 });
 
-    const merged = await sut.applyChange('m', { activePrefillTokensFrac: 1.5 }, META);
+    const merged = await sut.applyChange(
+      'm',
+      { activePrefillTokensFrac: 1.5, waitingRequests: 4 },
+      META,
+    );
     expect(merged.after).toEqual({
       activeDecodeBlocks: 0.9,
       activePrefillTokens: 5e9,
       activePrefillTokensFrac: 1.5,
+      waitingRequests: 4,
     });
 
     const cleared = await sut.applyChange('m', { activeDecodeBlocks: null }, META);
@@ -140,6 +150,88 @@ describe.each([
     });
     expect(new Date(cleared.audit.at).toISOString()).toBe(cleared.audit.at);
     expect((await sut.listAudit({ limit: 1 })).entries).toEqual([cleared.audit]);
+  });
+
+  it('stores, audits with four keys, and clears the waiting-requests threshold', async () => {
+    const set = await sut.applyChange('w', { waitingRequests: 2 }, META);
+    expect(set.after).toEqual({ ...NONE, waitingRequests: 2 });
+    expect(await sut.load('w')).toEqual({ ...NONE, waitingRequests: 2 });
+    expect([...(await sut.loadAll())]).toEqual([['w', { ...NONE, waitingRequests: 2 }]]);
+    const stored = await dataSource.query<{ v: string }[]>(
+      'SELECT waiting_requests_threshold AS v FROM model_thresholds WHERE model = $1',
+      ['w'],
+    );
+    expect(stored.map((r) => Number(r.v))).toEqual([2]);
+
+    const cleared = await sut.applyChange('w', { waitingRequests: null }, META);
+    expect(cleared.after).toEqual(NONE);
+    expect(await sut.load('w')).toBeUndefined();
+    const [newest, oldest] = (await sut.listAudit({ model: 'w', limit: 10 })).entries;
+    expect(oldest.before).toEqual(wire(NONE));
+    expect(oldest.after).toEqual(wire({ ...NONE, waitingRequests: 2 }));
+    expect(newest.before).toEqual(wire({ ...NONE, waitingRequests: 2 }));
+    expect(Object.keys(newest.after).sort()).toEqual(Object.keys(wire(NONE)).sort());
+  });
+
+  it('refuses a negative waiting-requests threshold in the database itself', async () => {
+    await expect(
+      dataSource.query(
+        `INSERT INTO model_thresholds (model, waiting_requests_threshold) VALUES ('bad', -1)`,
+      ),
+    ).rejects.toThrow(/CHK_model_thresholds_waiting/);
+  });
+
+  it('reads an audit row written before the fourth threshold existed with every key', async () => {
+    await dataSource.query(
+      `INSERT INTO threshold_audit (actor, model, "before", "after", source)
+       VALUES ('old', 'legacy', $1, $2, '10.0.0.1')`,
+      [
+        JSON.stringify({
+          active_decode_blocks_threshold: null,
+          active_prefill_tokens_threshold: null,
+          active_prefill_tokens_threshold_frac: null,
+        }),
+        JSON.stringify({
+          active_decode_blocks_threshold: 0.5,
+          active_prefill_tokens_threshold: null,
+          active_prefill_tokens_threshold_frac: null,
+        }),
+      ],
+    );
+    const [entry] = (await sut.listAudit({ model: 'legacy', limit: 1 })).entries;
+    expect(entry.before).toEqual(wire(NONE));
+    expect(entry.after).toEqual(wire({ ...NONE, activeDecodeBlocks: 0.5 }));
+  });
+
+  it('reverts the waiting-requests migration (values of the other thresholds kept) and re-applies it', async () => {
+    await sut.applyChange('kept', { activeDecodeBlocks: 0.7, waitingRequests: 5 }, META);
+    const waitingColumn = () =>
+      dataSource.query<{ name: string }[]>(
+        `SELECT column_name AS name FROM information_schema.columns
+          WHERE table_schema = current_schema() AND table_name = 'model_thresholds'
+            AND column_name = 'waiting_requests_threshold'`,
+      );
+    expect(await waitingColumn()).toHaveLength(1);
+    try {
+      expect(await revertLastMigration(dataSource)).toBe(WAITING_MIGRATION);
+      expect(await waitingColumn()).toHaveLength(0);
+      const rows = await dataSource.query<{ model: string; d: number }[]>(
+        'SELECT model, active_decode_blocks_threshold AS d FROM model_thresholds',
+      );
+      expect(rows).toEqual([{ model: 'kept', d: 0.7 }]);
+      expect(
+        await dataSource.query(
+          `SELECT conname FROM pg_constraint WHERE conname = 'CHK_model_thresholds_waiting'`,
+        ),
+      ).toEqual([]);
+    } finally {
+      expect(await runMigrations(dataSource)).toEqual([WAITING_MIGRATION]);
+    }
+    expect(await waitingColumn()).toHaveLength(1);
+    // Re-applied: the column is back, empty, and usable.
+    expect(await sut.load('kept')).toEqual({ ...NONE, activeDecodeBlocks: 0.7 });
+    const again = await sut.applyChange('kept', { waitingRequests: 1 }, META);
+    expect(again.after).toEqual({ ...NONE, activeDecodeBlocks: 0.7, waitingRequests: 1 });
   });
 
   it('loadAll and load omit models whose values are all null', async () => {
@@ -247,16 +339,27 @@ describe('migration CLI (dist/apps/migrate/main.js)', () => {
     const db = await createTestDatabase('sluice_cli');
     const tables = async () =>
       queryRows(db.url(), `SELECT 1 FROM pg_tables WHERE tablename LIKE '%threshold%'`);
+    const waitingColumn = async () =>
+      queryRows(
+        db.url(),
+        `SELECT 1 FROM information_schema.columns
+          WHERE table_name = 'model_thresholds' AND column_name = 'waiting_requests_threshold'`,
+      );
     const url = ['--database-url', db.url()];
     try {
-      await ok(['run', ...url], new RegExp(`applied ${MIGRATION}`));
+      await ok(['run', ...url], new RegExp(`applied ${MIGRATION}[\\s\\S]*${WAITING_MIGRATION}`));
       expect(await tables()).toHaveLength(2);
+      expect(await waitingColumn()).toHaveLength(1);
       await ok(['run', ...url], /up to date/);
+      await ok(['revert', ...url], new RegExp(`reverted ${WAITING_MIGRATION}`));
+      expect(await tables()).toHaveLength(2);
+      expect(await waitingColumn()).toHaveLength(0);
       await ok(['revert', ...url], new RegExp(`reverted ${MIGRATION}`));
       expect(await tables()).toHaveLength(0);
       await ok(['revert'], /nothing to revert/, { SLUICE_DATABASE_URL: db.url() });
       await ok(['run', ...url], new RegExp(`applied ${MIGRATION}`));
       expect(await tables()).toHaveLength(2);
+      expect(await waitingColumn()).toHaveLength(1);
     } finally {
       await db.drop();
     }

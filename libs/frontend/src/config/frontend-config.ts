@@ -1,12 +1,11 @@
+import { NO_THRESHOLDS, ThresholdValues } from './threshold-keys';
+
 export type AdmissionControl = 'none' | 'token-capacity';
 export type RouterMode = 'round-robin' | 'random' | 'least-loaded';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
-export interface GlobalThresholds {
-  readonly activeDecodeBlocks: number | null;
-  readonly activePrefillTokens: number | null;
-  readonly activePrefillTokensFrac: number | null;
-}
+/** The global default of each busy threshold (`null` = unset); see threshold-keys.ts. */
+export type GlobalThresholds = ThresholdValues;
 
 /** A bearer token allowed to change thresholds; `name` is the audit actor. */
 export interface AdminToken {
@@ -19,11 +18,7 @@ export class FrontendConfig {
   readonly httpHost: string = '0.0.0.0';
   readonly httpPort: number = 8000;
   readonly admissionControl: AdmissionControl = 'none';
-  readonly thresholds: GlobalThresholds = {
-    activeDecodeBlocks: null,
-    activePrefillTokens: null,
-    activePrefillTokensFrac: null,
-  };
+  readonly thresholds: GlobalThresholds = NO_THRESHOLDS;
   readonly routerMode: RouterMode = 'round-robin';
   readonly routerQueueThreshold: number | null = null;
   readonly routerQueueMaxDepth: number = 1024;
@@ -50,7 +45,13 @@ export class FrontendConfig {
   readonly upstreamTimeoutMs: number = 600000;
   readonly bodyLimitBytes: number = 16 * 1024 * 1024;
 
-  constructor(values: Partial<FrontendConfig> = {}) {
+  /** Thresholds left out of `values.thresholds` are unset. */
+  constructor(values: FrontendConfigValues = {}) {
     Object.assign(this, values);
+    this.thresholds = { ...NO_THRESHOLDS, ...values.thresholds };
   }
 }
+
+export type FrontendConfigValues = Partial<Omit<FrontendConfig, 'thresholds'>> & {
+  thresholds?: Partial<GlobalThresholds>;
+};

@@ -25,6 +25,7 @@ describe('parseFrontendFlags', () => {
         activeDecodeBlocks: null,
         activePrefillTokens: null,
         activePrefillTokensFrac: null,
+        waitingRequests: null,
       },
       routerMode: 'round-robin',
       routerQueueThreshold: null,
@@ -42,7 +43,8 @@ describe('parseFrontendFlags', () => {
       [
         '--http-host=127.0.0.1 --http-port 9000 --admission-control=token-capacity',
         '--active-decode-blocks-threshold 0.85 --active-prefill-tokens-threshold=4096',
-        '--active-prefill-tokens-threshold-frac=1.5 --router-mode=least-loaded',
+        '--active-prefill-tokens-threshold-frac=1.5 --waiting-requests-threshold 8',
+        '--router-mode=least-loaded',
         '--router-queue-threshold=2.5 --router-queue-max-depth=0 --router-queue-timeout-ms=250',
         '--retry-after-secs=0 --worker-ttl-ms=3000 --nats-url=nats://127.0.0.1:4222',
         '--namespace=prod_a-1 --max-workers=10 --upstream-timeout-ms=1000 --body-limit-bytes=1024',
@@ -59,6 +61,7 @@ describe('parseFrontendFlags', () => {
           activeDecodeBlocks: 0.85,
           activePrefillTokens: 4096,
           activePrefillTokensFrac: 1.5,
+          waitingRequests: 8,
         },
         routerMode: 'least-loaded',
         routerQueueThreshold: 2.5,
@@ -83,6 +86,8 @@ describe('parseFrontendFlags', () => {
     ['--active-decode-blocks-threshold', '1', 'activeDecodeBlocks', 1],
     ['--active-prefill-tokens-threshold', '0', 'activePrefillTokens', 0],
     ['--active-prefill-tokens-threshold-frac', '0', 'activePrefillTokensFrac', 0],
+    ['--waiting-requests-threshold', '0', 'waitingRequests', 0],
+    ['--waiting-requests-threshold', '9007199254740991', 'waitingRequests', 9007199254740991],
     ['--router-queue-threshold', '0', 'routerQueueThreshold', 0],
     ['--router-queue-timeout-ms', '1', 'routerQueueTimeoutMs', 1],
     ['--worker-ttl-ms', '1', 'workerTtlMs', 1],
@@ -107,6 +112,10 @@ describe('parseFrontendFlags', () => {
     ['--active-prefill-tokens-threshold', '9007199254740993'],
     ['--active-prefill-tokens-threshold-frac', 'Infinity'],
     ['--active-prefill-tokens-threshold-frac', 'abc'],
+    ['--waiting-requests-threshold', '1.5'],
+    ['--waiting-requests-threshold', 'two'],
+    ['--waiting-requests-threshold', 'Infinity'],
+    ['--waiting-requests-threshold', '9007199254740993'],
     ['--router-mode', 'fastest'],
     ['--router-queue-threshold', 'Infinity'],
     ['--router-queue-max-depth', '2.5'],
@@ -134,6 +143,7 @@ describe('parseFrontendFlags', () => {
     ['--active-decode-blocks-threshold', '-.5'],
     ['--active-prefill-tokens-threshold', '-5'],
     ['--active-prefill-tokens-threshold-frac', '-0.5'],
+    ['--waiting-requests-threshold', '-1'],
     ['--router-queue-threshold', '-2'],
     ['--router-queue-max-depth', '-1'],
   ])('reports %s %s (separate argument) as out of range', (flag, value) => {
@@ -194,6 +204,17 @@ describe('parseFrontendFlags', () => {
       expect(sut(['--http-port=9200', '--retry-after-secs', '3'], env)).toMatchObject({
         httpPort: 9200,
         retryAfterSecs: 3,
+      });
+    });
+
+    it('reads SLUICE_WAITING_REQUESTS_THRESHOLD, and names it when it is invalid', () => {
+      expect(envName('waiting-requests-threshold')).toBe('SLUICE_WAITING_REQUESTS_THRESHOLD');
+      const env = { SLUICE_WAITING_REQUESTS_THRESHOLD: '4' };
+      expect(sut([], env).thresholds.waitingRequests).toBe(4);
+      expect(sut(['--waiting-requests-threshold', '6'], env).thresholds.waitingRequests).toBe(6);
+      expect(errorOf([], { SLUICE_WAITING_REQUESTS_THRESHOLD: '-3' })).toMatchObject({
+        flag: 'SLUICE_WAITING_REQUESTS_THRESHOLD',
+        value: '-3',
       });
     });
 

@@ -7,6 +7,7 @@ import {
   RouterMode,
 } from './frontend-config';
 import { FrontendConfigError } from './frontend-config.error';
+import { THRESHOLD_SPECS } from './threshold-keys';
 
 /** Flags of contract §2 (and a few operational ones); each also reads `SLUICE_<UPPER_SNAKE>`. */
 const FLAGS = {
@@ -16,6 +17,7 @@ const FLAGS = {
   'active-decode-blocks-threshold': { type: 'string' },
   'active-prefill-tokens-threshold': { type: 'string' },
   'active-prefill-tokens-threshold-frac': { type: 'string' },
+  'waiting-requests-threshold': { type: 'string' },
   'router-mode': { type: 'string' },
   'router-queue-threshold': { type: 'string' },
   'router-queue-max-depth': { type: 'string' },
@@ -171,11 +173,7 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
       ['token-capacity', 'none'],
       'none',
     ),
-    thresholds: {
-      activeDecodeBlocks: r.number('active-decode-blocks-threshold', { min: 0, max: 1 }),
-      activePrefillTokens: r.number('active-prefill-tokens-threshold', { min: 0, integer: true }),
-      activePrefillTokensFrac: r.number('active-prefill-tokens-threshold-frac', { min: 0 }),
-    },
+    thresholds: Object.fromEntries(THRESHOLD_SPECS.map((s) => [s.key, r.number(s.flag, s.range)])),
     routerMode: r.oneOf<RouterMode>(
       'router-mode',
       ['round-robin', 'random', 'least-loaded'],

@@ -1,4 +1,4 @@
-import { BusyThresholds } from '../thresholds/busy-thresholds';
+import { BusyThresholds, NO_THRESHOLDS } from '../thresholds/busy-thresholds';
 import { isRankBusy, RankLoad } from './busy-rule';
 
 const rank = (over: Partial<RankLoad> = {}): RankLoad => ({
@@ -6,13 +6,12 @@ const rank = (over: Partial<RankLoad> = {}): RankLoad => ({
   kvTotalBlocks: 100,
   activePrefillTokens: 0,
   maxNumBatchedTokens: undefined,
+  numRequestsWaiting: undefined,
   ...over,
 });
 
 const thresholds = (over: Partial<BusyThresholds> = {}): BusyThresholds => ({
-  activeDecodeBlocks: null,
-  activePrefillTokens: null,
-  activePrefillTokensFrac: null,
+  ...NO_THRESHOLDS,
   ...over,
 });
 
@@ -24,6 +23,7 @@ describe('isRankBusy', () => {
       activeDecodeBlocks: 100,
       activePrefillTokens: 1e9,
       maxNumBatchedTokens: 1,
+      numRequestsWaiting: 1e6,
     });
     expect(sut(full, thresholds())).toBe(false);
   });
@@ -107,18 +107,64 @@ describe('isRankBusy', () => {
     });
   });
 
+  describe('waiting requests threshold', () => {
+    const t = thresholds({ waitingRequests: 2 });
+
+    it.each([
+      [0, false],
+      [2, false],
+      [3, true],
+      [50, true],
+    ])('with threshold 2, %i requests waiting → busy %s', (waiting, busy) => {
+      expect(sut(rank({ numRequestsWaiting: waiting }), t)).toBe(busy);
+    });
+
+    it('treats threshold 0 as "busy while any request waits"', () => {
+      const zero = thresholds({ waitingRequests: 0 });
+      expect(sut(rank({ numRequestsWaiting: 0 }), zero)).toBe(false);
+      expect(sut(rank({ numRequestsWaiting: 1 }), zero)).toBe(true);
+    });
+
+    it('never fires for a rank that does not report num_requests_waiting', () => {
+      expect(sut(rank({ numRequestsWaiting: undefined }), thresholds({ waitingRequests: 0 }))).toBe(
+        false,
+      );
+      const unreported: RankLoad = rank();
+      delete unreported.numRequestsWaiting;
+      expect(sut(unreported, thresholds({ waitingRequests: 0 }))).toBe(false);
+    });
+
+    it('does not fire on other load, and no other threshold fires on waiting requests', () => {
+      const loaded = rank({ activeDecodeBlocks: 100, activePrefillTokens: 1e9 });
+      expect(sut(loaded, t)).toBe(false);
+      const others = thresholds({
+        activeDecodeBlocks: 0,
+        activePrefillTokens: 0,
+        activePrefillTokensFrac: 0,
+      });
+      expect(sut(rank({ numRequestsWaiting: 1e6, maxNumBatchedTokens: 100 }), others)).toBe(false);
+    });
+  });
+
   it('is busy when any one of several configured thresholds is exceeded', () => {
     const t = thresholds({
       activeDecodeBlocks: 0.9,
       activePrefillTokens: 1000,
       activePrefillTokensFrac: 0.5,
+      waitingRequests: 4,
     });
-    const calm = { activeDecodeBlocks: 90, activePrefillTokens: 50, maxNumBatchedTokens: 100 };
+    const calm = {
+      activeDecodeBlocks: 90,
+      activePrefillTokens: 50,
+      maxNumBatchedTokens: 100,
+      numRequestsWaiting: 4,
+    };
     expect(sut(rank(calm), t)).toBe(false);
     expect(sut(rank({ ...calm, activeDecodeBlocks: 91 }), t)).toBe(true);
     expect(sut(rank({ ...calm, activePrefillTokens: 51 }), t)).toBe(true);
     expect(
       sut(rank({ ...calm, maxNumBatchedTokens: undefined, activePrefillTokens: 1001 }), t),
     ).toBe(true);
+    expect(sut(rank({ ...calm, numRequestsWaiting: 5 }), t)).toBe(true);
   });
 });

@@ -6,6 +6,8 @@ export interface RankLoad {
   kvTotalBlocks: number;
   activePrefillTokens: number;
   maxNumBatchedTokens: number | undefined;
+  /** Requests queued in the engine; `undefined` when the rank does not report it. */
+  numRequestsWaiting?: number | undefined;
 }
 
 /**
@@ -31,9 +33,16 @@ export function isRankBusy(rank: RankLoad, t: BusyThresholds): boolean {
   if (t.activePrefillTokens !== null && rank.activePrefillTokens > t.activePrefillTokens) {
     return true;
   }
-  return (
+  if (
     t.activePrefillTokensFrac !== null &&
     rank.maxNumBatchedTokens !== undefined &&
     rank.activePrefillTokens > fracLimit(t.activePrefillTokensFrac, rank.maxNumBatchedTokens)
+  ) {
+    return true;
+  }
+  return (
+    t.waitingRequests !== null &&
+    rank.numRequestsWaiting !== undefined &&
+    rank.numRequestsWaiting > t.waitingRequests
   );
 }

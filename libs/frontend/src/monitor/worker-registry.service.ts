@@ -161,6 +161,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
         kvTotalBlocks: r.kvTotalBlocks,
         activePrefillTokens: r.activePrefillTokens ?? 0,
         maxNumBatchedTokens: r.maxNumBatchedTokens,
+        numRequestsWaiting: r.numRequestsWaiting,
         busy: false,
       };
       worker.ranks[r.dpRank] = state;
@@ -169,6 +170,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       state.kvTotalBlocks = r.kvTotalBlocks;
       state.activePrefillTokens = r.activePrefillTokens ?? 0;
       state.maxNumBatchedTokens = r.maxNumBatchedTokens;
+      state.numRequestsWaiting = r.numRequestsWaiting;
     }
     this.setRankBusy(worker, state, isRankBusy(state, this.thresholds.effective(worker.model)));
     return state;

@@ -1,9 +1,7 @@
 import { fracLimit, isRankBusy } from '../monitor/busy-rule';
 import { RankState } from '../monitor/worker-entry';
-import { BusyThresholds } from '../thresholds/busy-thresholds';
+import { BusyThresholds, NO_THRESHOLDS } from '../thresholds/busy-thresholds';
 import { RankStatusDto } from './dto/status.dto';
-
-const NONE = { activeDecodeBlocks: null, activePrefillTokens: null, activePrefillTokensFrac: null };
 
 /** The lowest prefill token count that is still not busy, or null when no prefill limit applies. */
 export function prefillLimit(t: BusyThresholds, maxBatched: number | undefined): number | null {
@@ -17,7 +15,8 @@ export function prefillLimit(t: BusyThresholds, maxBatched: number | undefined):
 
 /**
  * One rank for the status page. Which threshold fires is decided by the busy rule itself, run
- * with only the decode or only the prefill thresholds, so the page never disagrees with admission.
+ * with only the decode, only the prefill or only the waiting-requests threshold, so the page
+ * never disagrees with admission.
  */
 export function rankStatus(
   dpRank: number,
@@ -34,13 +33,20 @@ export function rankStatus(
       active_prefill_tokens: null,
       max_num_batched_tokens: null,
       prefill_limit_tokens: prefillLimit(t, undefined),
+      num_requests_waiting: null,
       kv_over_threshold: false,
       prefill_over_threshold: false,
+      waiting_over_threshold: false,
       busy: false,
     };
   }
-  const decodeOnly = { ...NONE, activeDecodeBlocks: t.activeDecodeBlocks };
-  const prefillOnly = { ...t, activeDecodeBlocks: null };
+  const decodeOnly = { ...NO_THRESHOLDS, activeDecodeBlocks: t.activeDecodeBlocks };
+  const prefillOnly = {
+    ...NO_THRESHOLDS,
+    activePrefillTokens: t.activePrefillTokens,
+    activePrefillTokensFrac: t.activePrefillTokensFrac,
+  };
+  const waitingOnly = { ...NO_THRESHOLDS, waitingRequests: t.waitingRequests };
   return {
     dp_rank: dpRank,
     reported: true,
@@ -50,8 +56,10 @@ export function rankStatus(
     active_prefill_tokens: state.activePrefillTokens,
     max_num_batched_tokens: state.maxNumBatchedTokens ?? null,
     prefill_limit_tokens: prefillLimit(t, state.maxNumBatchedTokens),
+    num_requests_waiting: state.numRequestsWaiting ?? null,
     kv_over_threshold: isRankBusy(state, decodeOnly),
     prefill_over_threshold: isRankBusy(state, prefillOnly),
+    waiting_over_threshold: isRankBusy(state, waitingOnly),
     busy: state.busy,
   };
 }

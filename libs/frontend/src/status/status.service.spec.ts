@@ -57,6 +57,7 @@ describe('StatusService', () => {
       active_decode_blocks_threshold: 0.8,
       active_prefill_tokens_threshold: null,
       active_prefill_tokens_threshold_frac: 0.5,
+      waiting_requests_threshold: null,
       all_busy: false,
       rejections_per_second: 1.5,
       rejections_total: 7,
@@ -82,6 +83,36 @@ describe('StatusService', () => {
       prefill_over_threshold: true,
       prefill_limit_tokens: 500,
       busy: true,
+    });
+  });
+
+  it('shows the waiting-requests threshold and each rank’s waiting count, and when it fires', () => {
+    thresholds.setOverride(M, { waitingRequests: 2 });
+    registry.applyReport(report('q', 10, { numRequestsWaiting: 3 }), 0);
+    registry.applyReport(report('r', 10, { numRequestsWaiting: 2 }), 0);
+    registry.applyReport(report('s', 10), 0);
+    const [m] = sut.snapshot(0).models;
+    expect(m.waiting_requests_threshold).toBe(2);
+    expect(m.workers.map((w) => [w.worker_id, w.busy, w.ranks[0]])).toEqual([
+      [
+        'q',
+        true,
+        expect.objectContaining({ num_requests_waiting: 3, waiting_over_threshold: true }),
+      ],
+      [
+        'r',
+        false,
+        expect.objectContaining({ num_requests_waiting: 2, waiting_over_threshold: false }),
+      ],
+      [
+        's',
+        false,
+        expect.objectContaining({ num_requests_waiting: null, waiting_over_threshold: false }),
+      ],
+    ]);
+    expect(m.workers[0].ranks[0]).toMatchObject({
+      kv_over_threshold: false,
+      prefill_over_threshold: false,
     });
   });
 

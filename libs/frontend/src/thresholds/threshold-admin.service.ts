@@ -15,7 +15,8 @@ import {
   ThresholdValues,
 } from './persistence';
 import { ThresholdSyncService } from './threshold-sync.service';
-import { toWire, WIRE_KEYS, WireKey } from './threshold-wire';
+import { THRESHOLD_SPECS } from './busy-thresholds';
+import { toWire } from './threshold-wire';
 import { ThresholdsService } from './thresholds.service';
 
 const DEFAULT_AUDIT_PAGE = 50;
@@ -107,9 +108,9 @@ export class ThresholdAdminService {
 
   private patchOf(dto: SetThresholdDto): ThresholdPatch {
     const patch: ThresholdPatch = {};
-    for (const wire of Object.keys(WIRE_KEYS) as WireKey[]) {
+    for (const { wire, key } of THRESHOLD_SPECS) {
       const value = dto[wire];
-      if (value !== undefined) patch[WIRE_KEYS[wire]] = value;
+      if (value !== undefined) patch[key] = value;
     }
     return patch;
   }

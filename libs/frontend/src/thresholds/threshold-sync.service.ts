@@ -5,18 +5,13 @@ import { randomUUID } from 'node:crypto';
 import { Gauge } from 'prom-client';
 import { METRIC } from '../metrics/metric-names';
 import { FrontendConfig } from '../config/frontend-config';
-import { noThresholds, ThresholdOverride } from './busy-thresholds';
+import { noThresholds, sameThresholds } from './busy-thresholds';
 import { ThresholdRepository, ThresholdValues } from './persistence';
 import { isModelName } from './dto/storable-text';
 import { ThresholdDatabase } from './persistence/threshold-database.service';
 import { ThresholdsService } from './thresholds.service';
 
 type Publish = (subject: string, payload: object) => void;
-
-const sameValues = (a: ThresholdOverride | undefined, b: ThresholdValues): boolean =>
-  (a?.activeDecodeBlocks ?? null) === b.activeDecodeBlocks &&
-  (a?.activePrefillTokens ?? null) === b.activePrefillTokens &&
-  (a?.activePrefillTokensFrac ?? null) === b.activePrefillTokensFrac;
 
 /**
  * Keeps this replica's thresholds equal to the database: a load at start (retried with backoff),
@@ -100,7 +95,7 @@ export class ThresholdSyncService implements OnApplicationBootstrap, OnModuleDes
     if (!isModelName(p?.model) || p.origin === this.origin) return;
     try {
       const values = await this.repository.load(p.model);
-      if (values && !sameValues(this.thresholds.override(p.model), values)) {
+      if (values && !sameThresholds(this.thresholds.override(p.model), values)) {
         this.thresholds.setOverride(p.model, noThresholds(values) ? undefined : values);
       } else if (!values && this.thresholds.override(p.model)) {
         this.thresholds.setOverride(p.model, undefined);
@@ -121,7 +116,7 @@ export class ThresholdSyncService implements OnApplicationBootstrap, OnModuleDes
         if (!stored.has(model)) this.thresholds.setOverride(model, undefined);
       }
       for (const [model, values] of stored) {
-        if (!sameValues(this.thresholds.override(model), values)) {
+        if (!sameThresholds(this.thresholds.override(model), values)) {
           this.thresholds.setOverride(model, values);
         }
       }

@@ -1,20 +1,19 @@
-import { BusyThresholds, ThresholdKey } from './busy-thresholds';
+import { BusyThresholds, THRESHOLD_SPECS, ThresholdKey, WireKey } from './busy-thresholds';
 
-/** The snake_case keys of contract §3.2, and their internal names. */
-export const WIRE_KEYS = {
-  active_decode_blocks_threshold: 'activeDecodeBlocks',
-  active_prefill_tokens_threshold: 'activePrefillTokens',
-  active_prefill_tokens_threshold_frac: 'activePrefillTokensFrac',
-} as const satisfies Record<string, ThresholdKey>;
+export type { WireKey };
 
-export type WireKey = keyof typeof WIRE_KEYS;
-
+/** The snake_case keys of contract §3.2 and §5, `null` where no value applies. */
 export type WireThresholdValues = Record<WireKey, number | null>;
 
 export function toWire(t: BusyThresholds): WireThresholdValues {
-  return {
-    active_decode_blocks_threshold: t.activeDecodeBlocks,
-    active_prefill_tokens_threshold: t.activePrefillTokens,
-    active_prefill_tokens_threshold_frac: t.activePrefillTokensFrac,
-  };
+  const out = {} as WireThresholdValues;
+  for (const s of THRESHOLD_SPECS) out[s.wire] = t[s.key];
+  return out;
+}
+
+/** Reads a stored object defensively: every key present, `null` where none is given. */
+export function fromWire(w: Partial<WireThresholdValues> | null): BusyThresholds {
+  const out = {} as Record<ThresholdKey, number | null>;
+  for (const s of THRESHOLD_SPECS) out[s.key] = w?.[s.wire] ?? null;
+  return out;
 }

@@ -6,6 +6,7 @@ const GLOBAL = {
   activeDecodeBlocks: 0.9,
   activePrefillTokens: 4096,
   activePrefillTokensFrac: null,
+  waitingRequests: 16,
 };
 
 describe('ThresholdsService', () => {
@@ -26,6 +27,17 @@ describe('ThresholdsService', () => {
       activeDecodeBlocks: null,
       activePrefillTokens: null,
       activePrefillTokensFrac: null,
+      waitingRequests: null,
+    });
+  });
+
+  it('leaves a threshold the configuration does not mention unset', () => {
+    const partial = new FrontendConfig({ thresholds: { activeDecodeBlocks: 0.5 } });
+    expect(new ThresholdsService(partial).effective('m')).toEqual({
+      activeDecodeBlocks: 0.5,
+      activePrefillTokens: null,
+      activePrefillTokensFrac: null,
+      waitingRequests: null,
     });
   });
 
@@ -35,12 +47,26 @@ describe('ThresholdsService', () => {
       activeDecodeBlocks: 0.5,
       activePrefillTokens: 4096,
       activePrefillTokensFrac: 1.2,
+      waitingRequests: 16,
     });
     expect(sut.effective('other')).toEqual(GLOBAL);
   });
 
+  it('merges a per-model waiting-requests threshold, 0 included, and falls back on null', () => {
+    sut.setOverride('m', { waitingRequests: 3 });
+    expect(sut.effective('m')).toEqual({ ...GLOBAL, waitingRequests: 3 });
+    sut.setOverride('m', { waitingRequests: 0 });
+    expect(sut.effective('m').waitingRequests).toBe(0);
+    sut.setOverride('m', { waitingRequests: null, activePrefillTokens: 1 });
+    expect(sut.effective('m')).toEqual({ ...GLOBAL, activePrefillTokens: 1 });
+  });
+
   it('falls back to the global flag for a null or absent override value', () => {
-    sut.setOverride('m', { activeDecodeBlocks: null, activePrefillTokensFrac: null });
+    sut.setOverride('m', {
+      activeDecodeBlocks: null,
+      activePrefillTokensFrac: null,
+      waitingRequests: null,
+    });
     expect(sut.effective('m')).toEqual(GLOBAL);
   });
 

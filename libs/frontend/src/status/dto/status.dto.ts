@@ -37,11 +37,22 @@ export class RankStatusDto {
   })
   prefill_limit_tokens!: number | null;
 
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 3,
+    description: 'requests queued in the engine (num_requests_waiting); null when not reported',
+  })
+  num_requests_waiting!: number | null;
+
   @ApiProperty({ description: 'the decode threshold is exceeded' })
   kv_over_threshold!: boolean;
 
   @ApiProperty({ description: 'a prefill threshold (absolute or fraction) is exceeded' })
   prefill_over_threshold!: boolean;
+
+  @ApiProperty({ description: 'the waiting-requests threshold is exceeded' })
+  waiting_over_threshold!: boolean;
 
   @ApiProperty({ description: 'any threshold is exceeded (contract §5)' })
   busy!: boolean;

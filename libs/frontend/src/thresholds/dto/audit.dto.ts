@@ -11,6 +11,7 @@ import {
   Min,
 } from 'class-validator';
 import { IsStorableText } from './storable-text';
+import { ThresholdValuesDto } from './threshold-values.dto';
 
 export class AuditQueryDto {
   /** Only changes to this model. */
@@ -38,17 +39,6 @@ export class AuditQueryDto {
   before?: string;
 }
 
-class StoredThresholdsDto {
-  @ApiProperty({ type: Number, nullable: true })
-  active_decode_blocks_threshold!: number | null;
-
-  @ApiProperty({ type: Number, nullable: true })
-  active_prefill_tokens_threshold!: number | null;
-
-  @ApiProperty({ type: Number, nullable: true })
-  active_prefill_tokens_threshold_frac!: number | null;
-}
-
 export class AuditEntryDto {
   @ApiProperty({ example: '42' })
   id!: string;
@@ -63,11 +53,13 @@ export class AuditEntryDto {
   @ApiProperty({ example: 'Qwen/Qwen3-0.6B' })
   model!: string;
 
-  @ApiProperty({ type: StoredThresholdsDto })
-  before!: StoredThresholdsDto;
+  /** The stored per-model values before the change (`null` where none was stored). */
+  @ApiProperty({ type: ThresholdValuesDto })
+  before!: ThresholdValuesDto;
 
-  @ApiProperty({ type: StoredThresholdsDto })
-  after!: StoredThresholdsDto;
+  /** The stored per-model values after the change. */
+  @ApiProperty({ type: ThresholdValuesDto })
+  after!: ThresholdValuesDto;
 
   /** The client address the change came from. */
   @ApiProperty({ example: '127.0.0.1' })

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { WireKey } from '../threshold-wire';
 import {
   IsInt,
   IsNotEmpty,
@@ -15,7 +16,7 @@ import { IsStorableText } from './storable-text';
 const whenGiven = ValidateIf((_o: object, v: unknown) => v !== undefined && v !== null);
 
 /** Body of POST /busy_threshold: only `model` reads; a number sets; `null` clears. */
-export class SetThresholdDto {
+export class SetThresholdDto implements Partial<Record<WireKey, number | null>> {
   /** The model to read or change. */
   @ApiProperty({ example: 'Qwen/Qwen3-0.6B', maxLength: 256 })
   @IsString()
@@ -46,4 +47,12 @@ export class SetThresholdDto {
   @IsNumber({ allowNaN: false, allowInfinity: false })
   @Min(0)
   active_prefill_tokens_threshold_frac?: number | null;
+
+  /** Busy when num_requests_waiting exceeds this (integer >= 0); null clears. */
+  @ApiPropertyOptional({ type: Number, nullable: true, minimum: 0, example: 8 })
+  @whenGiven
+  @IsInt()
+  @Min(0)
+  @Max(Number.MAX_SAFE_INTEGER)
+  waiting_requests_threshold?: number | null;
 }

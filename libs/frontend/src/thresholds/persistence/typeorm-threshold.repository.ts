@@ -14,6 +14,7 @@ import {
   ThresholdRepository,
   ThresholdValues,
 } from './threshold.repository';
+import { THRESHOLD_KEYS } from '../busy-thresholds';
 import { isEmpty, merge, toWire, valuesOf, wireOf } from './threshold-values';
 
 const INT8_MAX = 9223372036854775807n;
@@ -34,13 +35,9 @@ export class TypeOrmThresholdRepository extends ThresholdRepository {
 
   loadAll(): Promise<Map<string, ThresholdValues>> {
     return this.withConnection(async (em) => {
-      const rows = await em
-        .getRepository(ModelThresholdEntity)
-        .createQueryBuilder('t')
-        .where('t.activeDecodeBlocks IS NOT NULL')
-        .orWhere('t.activePrefillTokens IS NOT NULL')
-        .orWhere('t.activePrefillTokensFrac IS NOT NULL')
-        .getMany();
+      const qb = em.getRepository(ModelThresholdEntity).createQueryBuilder('t');
+      for (const key of THRESHOLD_KEYS) qb.orWhere(`t.${key} IS NOT NULL`);
+      const rows = await qb.getMany();
       return new Map(rows.map((row) => [row.model, valuesOf(row)]));
     });
   }

@@ -6,7 +6,10 @@ const int8AsNumber: ValueTransformer = {
   from: (value: string | null) => (value === null ? null : Number(value)),
 };
 
-/** The stored per-model thresholds; `null` = no per-model value (the global flag applies). */
+/**
+ * The stored per-model thresholds; `null` = no per-model value (the global flag applies). Each
+ * property is named like its key in threshold-keys.ts and each column like its wire name.
+ */
 @Entity({ name: 'model_thresholds' })
 @Check('CHK_model_thresholds_decode', `"active_decode_blocks_threshold" BETWEEN 0 AND 1`)
 @Check('CHK_model_thresholds_prefill', `"active_prefill_tokens_threshold" >= 0`)
@@ -14,6 +17,7 @@ const int8AsNumber: ValueTransformer = {
   'CHK_model_thresholds_prefill_frac',
   `"active_prefill_tokens_threshold_frac" >= 0 AND "active_prefill_tokens_threshold_frac" < 'Infinity'`,
 )
+@Check('CHK_model_thresholds_waiting', `"waiting_requests_threshold" >= 0`)
 export class ModelThresholdEntity {
   @PrimaryColumn({
     type: 'varchar',
@@ -39,6 +43,14 @@ export class ModelThresholdEntity {
     nullable: true,
   })
   activePrefillTokensFrac!: number | null;
+
+  @Column({
+    name: 'waiting_requests_threshold',
+    type: 'bigint',
+    nullable: true,
+    transformer: int8AsNumber,
+  })
+  waitingRequests!: number | null;
 
   @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' })
   updatedAt!: Date;

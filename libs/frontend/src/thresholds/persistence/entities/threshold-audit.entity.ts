@@ -1,11 +1,11 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { WireThresholdValues } from '../../threshold-wire';
 
-/** Stored shape of `before` / `after`: contract §3.2's keys, `null` where no value is stored. */
-export interface StoredThresholds {
-  active_decode_blocks_threshold: number | null;
-  active_prefill_tokens_threshold: number | null;
-  active_prefill_tokens_threshold_frac: number | null;
-}
+/**
+ * Stored shape of `before` / `after`: contract §3.2's keys, `null` where no value is stored. Rows
+ * written before a threshold existed lack its key; they are read through `wireOf`.
+ */
+export type StoredThresholds = Partial<WireThresholdValues>;
 
 /** One row per threshold change, written in the change's own transaction. */
 @Entity({ name: 'threshold_audit' })
