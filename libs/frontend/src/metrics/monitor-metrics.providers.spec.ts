@@ -102,6 +102,23 @@ describe('monitor metrics', () => {
     expect(lines.filter((l) => l.includes('worker_id="w1"'))).toEqual([]);
   });
 
+  it('shows the requests waiting of each rank that reports them, and no series for one that does not', async () => {
+    sut.applyReport(report('w1', { dpSize: 2, dpRank: 0, numRequestsWaiting: 3 }), 0);
+    sut.applyReport(report('w1', { dpSize: 2, dpRank: 1, numRequestsWaiting: 0 }), 0);
+    sut.applyReport(report('w2'), 0);
+    expect(await scrape('sluice_frontend_worker_requests_waiting')).toEqual([
+      `sluice_frontend_worker_requests_waiting{model="${M}",worker_id="w1",dp_rank="0"} 3`,
+      `sluice_frontend_worker_requests_waiting{model="${M}",worker_id="w1",dp_rank="1"} 0`,
+    ]);
+    // A rank that stops reporting the field loses its series at the next scrape.
+    sut.applyReport(report('w1', { dpSize: 2, dpRank: 0 }), 0);
+    expect(await scrape('sluice_frontend_worker_requests_waiting')).toEqual([
+      `sluice_frontend_worker_requests_waiting{model="${M}",worker_id="w1",dp_rank="1"} 0`,
+    ]);
+    sut.removeWorker('w1', 'worker_down');
+    expect(await scrape('sluice_frontend_worker_requests_waiting')).toEqual([]);
+  });
+
   it('counts every kv_metrics report received, the malformed ones too', async () => {
     const wire = { worker_id: 'w1', model: M, endpoint: 'http://w1:9001' };
     monitor.onKvMetrics({

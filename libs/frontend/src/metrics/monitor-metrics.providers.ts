@@ -8,14 +8,14 @@ import { METRIC } from './metric-names';
 
 type RankField = keyof Pick<
   RankState,
-  'activeDecodeBlocks' | 'kvTotalBlocks' | 'activePrefillTokens'
+  'activeDecodeBlocks' | 'kvTotalBlocks' | 'activePrefillTokens' | 'numRequestsWaiting'
 >;
 
 /**
  * Per-worker gauges of contract §6, computed when `/metrics` is scraped rather than on every
  * load report: the registry is the only copy of the state, a report costs no label hashing, and
  * a forgotten worker's series disappear at the next scrape because every collection starts
- * from an empty gauge.
+ * from an empty gauge. A rank that does not report a field has no series for it.
  */
 function rankGauge(name: string, help: string, field: RankField): Provider {
   return makeGaugeProvider({
@@ -28,8 +28,8 @@ function rankGauge(name: string, help: string, field: RankField): Provider {
       for (const worker of registry.liveWorkers()) {
         const { model, id, ranks } = worker;
         for (let rank = 0; rank < ranks.length; rank++) {
-          const state = ranks[rank];
-          if (state) this.set({ model, worker_id: id, dp_rank: String(rank) }, state[field]);
+          const value = ranks[rank]?.[field];
+          if (value !== undefined) this.set({ model, worker_id: id, dp_rank: String(rank) }, value);
         }
       }
     },
@@ -52,6 +52,11 @@ export const monitorMetricProviders: Provider[] = [
     METRIC.workerPrefillTokens,
     'Prompt tokens waiting for prefill, as last reported by the worker rank',
     'activePrefillTokens',
+  ),
+  rankGauge(
+    METRIC.workerRequestsWaiting,
+    'Requests queued in the engine (num_requests_waiting), as last reported by the worker rank',
+    'numRequestsWaiting',
   ),
   makeGaugeProvider({
     name: METRIC.workerBusy,
