@@ -36,7 +36,7 @@ tr.busy td.worker { border-left: 3px solid var(--bad); } tr.free td.worker { bor
 .endpoint, .muted { color: var(--muted); font-size: 12px; overflow-wrap: anywhere; }
 .ranks { display: flex; flex-wrap: wrap; gap: 6px 14px; }
 .rank { display: grid; grid-template-columns: auto 1fr; gap: 3px 8px; align-items: center; }
-.rank-id { grid-row: span 2; font-size: 12px; color: var(--muted); }
+.rank-id { grid-row: span 3; font-size: 12px; color: var(--muted); }
 .meter { display: flex; align-items: center; gap: 8px; }
 .bar { position: relative; width: 180px; height: 14px; background: #e5e7eb; border-radius: 4px;
   overflow: hidden; flex: none; }
@@ -45,6 +45,8 @@ tr.busy td.worker { border-left: 3px solid var(--bad); } tr.free td.worker { bor
 .meter.over .meter-text { color: var(--bad); font-weight: 600; }
 .bar .marker { position: absolute; top: 0; bottom: 0; width: 2px; background: #111827; }
 .meter-text { font-size: 12px; white-space: nowrap; font-variant-numeric: tabular-nums; }
+.rank-waiting { font-size: 12px; white-space: nowrap; font-variant-numeric: tabular-nums; }
+.rank-waiting.over { color: var(--bad); font-weight: 600; }
 `;
 
 function sha256(text: string): string {

@@ -39,7 +39,14 @@ export const STATUS_PAGE_SCRIPT = String.raw`
     return wrap;
   }
 
-  function rank(r, decodeThreshold) {
+  function waiting(r, waitingThreshold) {
+    const text = 'waiting ' + (r.num_requests_waiting === null ? '–' : r.num_requests_waiting);
+    const span = el('span', 'rank-waiting' + (r.waiting_over_threshold ? ' over' : ''), text);
+    span.title = 'requests queued in the engine' + (waitingThreshold === null ? '' : '; busy above ' + waitingThreshold);
+    return span;
+  }
+
+  function rank(r, decodeThreshold, waitingThreshold) {
     const box = el('div', 'rank' + (r.busy ? ' busy' : ''));
     box.dataset.rank = String(r.dp_rank);
     box.append(el('span', 'rank-id', 'r' + r.dp_rank));
@@ -56,10 +63,11 @@ export const STATUS_PAGE_SCRIPT = String.raw`
     const mark = scale && limit !== null ? limit / scale : null;
     const label = 'prefill ' + r.active_prefill_tokens + (max !== null ? ' / ' + max : '') + ' tok';
     box.append(meter('prefill', label, fill, r.prefill_over_threshold, mark, 'prompt tokens waiting vs the batch budget'));
+    box.append(waiting(r, waitingThreshold));
     return box;
   }
 
-  function workerRow(w, decodeThreshold) {
+  function workerRow(w, m) {
     const tr = el('tr', w.busy ? 'busy' : 'free');
     tr.dataset.workerId = w.worker_id;
     const id = el('td', 'worker');
@@ -67,7 +75,7 @@ export const STATUS_PAGE_SCRIPT = String.raw`
     const state = el('td');
     state.append(el('span', 'badge ' + (w.busy ? 'busy' : 'free'), w.busy ? 'BUSY' : 'free'));
     const ranks = el('div', 'ranks');
-    for (const r of w.ranks) ranks.append(rank(r, decodeThreshold));
+    for (const r of w.ranks) ranks.append(rank(r, m.active_decode_blocks_threshold, m.waiting_requests_threshold));
     const ranksCell = el('td');
     ranksCell.append(ranks);
     const age = (w.last_report_age_ms / 1000).toFixed(1) + ' s';
@@ -92,6 +100,7 @@ export const STATUS_PAGE_SCRIPT = String.raw`
       stat('decode threshold', num(m.active_decode_blocks_threshold), 'threshold decode'),
       stat('prefill tokens threshold', num(m.active_prefill_tokens_threshold), 'threshold prefill'),
       stat('prefill frac threshold', num(m.active_prefill_tokens_threshold_frac), 'threshold frac'),
+      stat('waiting requests threshold', num(m.waiting_requests_threshold), 'threshold waiting'),
       stat('rejections/s (' + windowSeconds + ' s)', m.rejections_per_second.toFixed(1), 'rejections' + (m.rejections_per_second > 0 ? ' hot' : '')),
       stat('rejected total', m.rejections_total, 'rejected-total'),
       stat('in flight', m.inflight_requests, 'inflight'),
@@ -101,10 +110,10 @@ export const STATUS_PAGE_SCRIPT = String.raw`
     if (m.workers.length > 0) {
       const table = el('table');
       const hr = el('tr');
-      for (const h of ['worker', 'state', 'in flight', 'last report', 'ranks: KV cache · prefill']) hr.append(el('th', '', h));
+      for (const h of ['worker', 'state', 'in flight', 'last report', 'ranks: KV cache · prefill · waiting']) hr.append(el('th', '', h));
       table.append(el('thead'), el('tbody'));
       table.tHead.append(hr);
-      for (const w of m.workers) table.tBodies[0].append(workerRow(w, m.active_decode_blocks_threshold));
+      for (const w of m.workers) table.tBodies[0].append(workerRow(w, m));
       card.append(table);
     }
     if (m.workers_omitted > 0) card.append(el('p', 'muted', m.workers_omitted + ' more worker(s) not listed'));
