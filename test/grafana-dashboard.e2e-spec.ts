@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { kvReport } from '@sluice/testkit';
 import { MODEL, TestBus } from './support/bus';
 import { createTestDatabase } from './support/database';
 import { chat } from './support/http';
@@ -40,6 +41,9 @@ const CONTRACT_METRICS = [
   'dynamo_frontend_worker_busy',
   'dynamo_frontend_kv_metrics_invalid_total',
 ];
+
+/** Beyond contract §6: the input of the waiting-requests threshold (contract §5), per rank. */
+const EXTRA_METRICS = ['sluice_frontend_worker_requests_waiting'];
 
 const PROMQL_WORDS = new Set([
   'by',
@@ -188,6 +192,10 @@ describe('metric names used by the Grafana dashboard and the alert rules', () =>
     const shown = new Set(dashboardMetrics.map(base));
     expect(CONTRACT_METRICS.filter((name) => !shown.has(name))).toEqual([]);
   });
+
+  it('include the per-rank requests-waiting gauge', () => {
+    expect(EXTRA_METRICS.filter((name) => !dashboardMetrics.includes(name))).toEqual([]);
+  });
 });
 
 describe('a running frontend exports every metric the dashboard and the alerts query', () => {
@@ -224,13 +232,17 @@ describe('a running frontend exports every metric the dashboard and the alerts q
   });
 
   it('after a load report, an invalid report, and admitted, queued and rejected requests', async () => {
-    bus.report(fe.namespace, {
-      worker_id: 'w-free',
-      endpoint: worker.url,
-      active_decode_blocks: 0,
-      kv_total_blocks: 100,
-      active_prefill_tokens: 0,
-      max_num_batched_tokens: 8192,
+    // With num_requests_waiting, which the contract leaves optional: its gauge has a series.
+    bus.raw(fe.namespace, 'kv_metrics', {
+      ...kvReport({
+        worker_id: 'w-free',
+        endpoint: worker.url,
+        active_decode_blocks: 0,
+        kv_total_blocks: 100,
+        active_prefill_tokens: 0,
+        max_num_batched_tokens: 8192,
+      }),
+      num_requests_waiting: 0,
     });
     bus.report(fe.namespace, {
       worker_id: 'w-busy',
