@@ -1,6 +1,7 @@
-import { MODEL, TestBus } from './support/bus';
+import { kvReport } from '@sluice/testkit';
+import { MODEL, ReportFields, TestBus } from './support/bus';
 import { createTestDatabase, queryRows } from './support/database';
-import { chat, post } from './support/http';
+import { chat, metricValue, OVERLOAD_BODY, post } from './support/http';
 import {
   AppProcess,
   FrontendProcess,
@@ -22,6 +23,7 @@ interface Entry {
   active_decode_blocks_threshold: number | null;
   active_prefill_tokens_threshold: number | null;
   active_prefill_tokens_threshold_frac: number | null;
+  waiting_requests_threshold: number | null;
 }
 interface AuditEntry {
   id: string;
@@ -102,6 +104,7 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
       active_decode_blocks_threshold: 0.9,
       active_prefill_tokens_threshold: null,
       active_prefill_tokens_threshold_frac: null,
+      waiting_requests_threshold: null,
     });
     const set = await post(
       `${a.url}/busy_threshold`,
@@ -136,13 +139,68 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
       active_decode_blocks_threshold: 0.9,
       active_prefill_tokens_threshold: null,
       active_prefill_tokens_threshold_frac: null,
+      waiting_requests_threshold: null,
     });
     const list = (await (await fetch(`${a.url}/busy_threshold`)).json()) as { thresholds: Entry[] };
     expect(list.thresholds.find((t) => t.model === MODEL)).toEqual(cleared.json);
   });
 
+  it('sets, stores, audits (four keys), lists and clears a per-model waiting_requests_threshold', async () => {
+    const model = 'waiting/model';
+    const set = await post(
+      `${a.url}/busy_threshold`,
+      { model, waiting_requests_threshold: 3 },
+      asAlice,
+    );
+    expect(set.status).toBe(200);
+    expect(set.json).toEqual({
+      model,
+      active_decode_blocks_threshold: 0.9,
+      active_prefill_tokens_threshold: null,
+      active_prefill_tokens_threshold_frac: null,
+      waiting_requests_threshold: 3,
+    });
+    const stored = await queryRows<{ v: string }>(
+      db.url(),
+      'SELECT waiting_requests_threshold AS v FROM model_thresholds WHERE model = $1',
+      [model],
+    );
+    expect(stored.map((r) => Number(r.v))).toEqual([3]);
+    await waitFor(
+      async () => (await read(b, model)).waiting_requests_threshold === 3,
+      'replica B has the value',
+    );
+    const listed = (await (await fetch(`${b.url}/busy_threshold`)).json()) as {
+      thresholds: Entry[];
+    };
+    expect(listed.thresholds.find((t) => t.model === model)).toEqual(set.json);
+
+    const cleared = await post(
+      `${a.url}/busy_threshold`,
+      { model, waiting_requests_threshold: null },
+      asAlice,
+    );
+    expect(cleared.status).toBe(200);
+    expect((cleared.json as Entry).waiting_requests_threshold).toBeNull();
+
+    const page = await audit(a, '?model=waiting%2Fmodel');
+    const none = {
+      active_decode_blocks_threshold: null,
+      active_prefill_tokens_threshold: null,
+      active_prefill_tokens_threshold_frac: null,
+      waiting_requests_threshold: null,
+    };
+    expect(page.entries.map((e) => [e.actor, e.before, e.after])).toEqual([
+      ['alice', { ...none, waiting_requests_threshold: 3 }, none],
+      ['alice', none, { ...none, waiting_requests_threshold: 3 }],
+    ]);
+  });
+
   it.each([
     ['decode 1.5', { model: MODEL, active_decode_blocks_threshold: 1.5 }],
+    ['negative waiting', { model: MODEL, waiting_requests_threshold: -1 }],
+    ['fractional waiting', { model: MODEL, waiting_requests_threshold: 1.5 }],
+    ['waiting as string', { model: MODEL, waiting_requests_threshold: '3' }],
     ['negative tokens', { model: MODEL, active_prefill_tokens_threshold: -1 }],
     ['fractional tokens', { model: MODEL, active_prefill_tokens_threshold: 2.5 }],
     ['negative frac', { model: MODEL, active_prefill_tokens_threshold_frac: -0.5 }],
@@ -171,16 +229,18 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
     expect(page.entries[0]).toMatchObject({
       actor: 'bob',
       model: 'auth/model',
-      before: {
-        active_decode_blocks_threshold: null,
-        active_prefill_tokens_threshold: null,
-        active_prefill_tokens_threshold_frac: null,
-      },
-      after: {
-        active_decode_blocks_threshold: 0.7,
-        active_prefill_tokens_threshold: null,
-        active_prefill_tokens_threshold_frac: null,
-      },
+    });
+    expect(page.entries[0].before).toEqual({
+      active_decode_blocks_threshold: null,
+      active_prefill_tokens_threshold: null,
+      active_prefill_tokens_threshold_frac: null,
+      waiting_requests_threshold: null,
+    });
+    expect(page.entries[0].after).toEqual({
+      active_decode_blocks_threshold: 0.7,
+      active_prefill_tokens_threshold: null,
+      active_prefill_tokens_threshold_frac: null,
+      waiting_requests_threshold: null,
     });
     expect(page.entries[0].source).toMatch(/127\.0\.0\.1/);
     expect(Number.isNaN(Date.parse(page.entries[0].at))).toBe(false);
@@ -319,10 +379,15 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
   it('documents the admin routes in OpenAPI', async () => {
     const doc = (await (await fetch(`${a.url}/docs-json`)).json()) as {
       paths: Record<string, unknown>;
+      components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
     };
     expect(Object.keys(doc.paths)).toEqual(
       expect.arrayContaining(['/busy_threshold', '/busy_threshold/audit']),
     );
+    const { schemas } = doc.components;
+    for (const name of ['SetThresholdDto', 'ThresholdEntryDto', 'ThresholdValuesDto']) {
+      expect(schemas[name]?.properties).toHaveProperty('waiting_requests_threshold');
+    }
     expect((await fetch(`${a.url}/docs`)).status).toBe(200);
   });
 });
@@ -352,5 +417,95 @@ describe('busy thresholds with the embedded database', () => {
     } finally {
       await fe.proc.stop();
     }
+  });
+});
+
+/**
+ * Contract §5's fourth threshold on the request path: a real frontend process, real NATS, real
+ * simulated workers; the test publishes each worker's num_requests_waiting.
+ */
+describe('waiting_requests_threshold applied to admission (real NATS)', () => {
+  let bus: TestBus;
+  let workers: WorkerProcess[] = [];
+  let fe: FrontendProcess;
+
+  beforeAll(async () => {
+    bus = await TestBus.connect();
+    [fe, ...workers] = await Promise.all([
+      startFrontend(['--admission-control', 'token-capacity', '--waiting-requests-threshold', '2']),
+      startWorker(),
+      startWorker(),
+    ]);
+  });
+
+  afterAll(async () => {
+    await Promise.all([fe?.proc.stop(), ...workers.map((w) => w.proc.stop())]);
+    await bus?.close();
+  });
+
+  /** Publishes a report with `waiting` requests queued (none: the field is left out). */
+  async function report(i: number, waiting: number | undefined): Promise<void> {
+    const fields: ReportFields = { worker_id: `wait-${i}`, endpoint: workers[i].url };
+    bus.raw(fe.namespace, 'kv_metrics', {
+      ...kvReport(fields),
+      ...(waiting === undefined ? {} : { num_requests_waiting: waiting }),
+    });
+    const worker = { worker_id: fields.worker_id };
+    await waitFor(async () => {
+      const known = await metricValue(fe.url, 'dynamo_frontend_worker_busy', worker);
+      const shown = await metricValue(fe.url, 'sluice_frontend_worker_requests_waiting', {
+        ...worker,
+        dp_rank: '0',
+      });
+      return known !== undefined && shown === waiting;
+    }, `report of wait-${i} with ${waiting} waiting applied`);
+  }
+
+  it('says so in the startup line', () => {
+    expect(fe.proc.output).toMatch(
+      /busy-worker rejection ENABLED .*active_prefill_tokens_threshold_frac=unset waiting_requests_threshold=2/,
+    );
+  });
+
+  it('answers the overload 503 when every worker has 3 waiting, admits again when one has 2', async () => {
+    await report(0, 2);
+    await report(1, 2);
+    expect((await chat(fe.url)).status).toBe(200); // 2 is not over 2
+
+    await report(0, 3);
+    await report(1, 3);
+    const rejected = await chat(fe.url);
+    expect(rejected.status).toBe(503);
+    expect(rejected.text).toBe(OVERLOAD_BODY);
+    expect(rejected.headers.get('retry-after')).toBe('1');
+
+    await report(1, 2);
+    const served = new Set<string | null>();
+    for (let i = 0; i < 4; i++) {
+      const res = await chat(fe.url);
+      expect(res.status).toBe(200);
+      served.add(res.headers.get('x-sluice-worker-id'));
+    }
+    expect([...served]).toEqual(['wait-1']); // the busy one receives nothing
+  });
+
+  it('never fires for a worker that does not report num_requests_waiting', async () => {
+    await report(0, 50);
+    await report(1, undefined);
+    expect((await chat(fe.url)).status).toBe(200);
+  });
+
+  it('applies a per-model value set over the API to the very next request', async () => {
+    await report(0, 3);
+    await report(1, 3);
+    expect((await chat(fe.url)).status).toBe(503);
+    const raised = await post(`${fe.url}/busy_threshold`, {
+      model: MODEL,
+      waiting_requests_threshold: 3,
+    });
+    expect(raised.status).toBe(200);
+    expect((await chat(fe.url)).status).toBe(200);
+    await post(`${fe.url}/busy_threshold`, { model: MODEL, waiting_requests_threshold: null });
+    expect((await chat(fe.url)).status).toBe(503);
   });
 });
