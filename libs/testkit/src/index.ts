@@ -5,3 +5,4 @@
 export * from './metrics-text';
 export * from './reports';
 export * from './wait';
+export * from './fake-engine';

@@ -1,0 +1,90 @@
+import { Logger } from '@nestjs/common';
+import {
+  BRIDGE_USAGE,
+  BridgeConfigError,
+  BridgeFlags,
+  EngineBridge,
+  parseBridgeFlags,
+  startBridgeOpsServer,
+  TargetSpecError,
+  wantsHelp,
+} from '@sluice/bridge';
+import { NatsEventPublisher } from '@sluice/bus';
+import { redactedUrl } from '@sluice/contracts';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+
+function usageError(message: string): never {
+  process.stderr.write(`error: ${message}\n${BRIDGE_USAGE}\n`);
+  process.exit(2);
+}
+
+function readFlags(argv: string[]): BridgeFlags {
+  try {
+    return parseBridgeFlags(argv, process.env);
+  } catch (err) {
+    if (!(err instanceof BridgeConfigError)) throw err;
+    return usageError(err.message);
+  }
+}
+
+function describe(f: BridgeFlags, opsUrl: string): string {
+  const sources = [
+    ...f.targets.map((t) => `--target ${t}`),
+    ...(f.targetsFile ? [`--targets-file ${f.targetsFile}`] : []),
+    ...f.dnsTargets.map((d) => `--dns-target ${d}`),
+  ].join(' ');
+  return (
+    `bridge for ${f.engine} engines (${sources}) every ${f.scrapeIntervalMs} ms, ` +
+    `timeout ${f.scrapeTimeoutMs} ms, down after ${f.downAfterMs} ms; reports on ` +
+    `${redactedUrl(f.natsUrl)} namespace ${f.namespace}; /metrics and /health at ${opsUrl}`
+  );
+}
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  if (wantsHelp(argv)) return void process.stdout.write(`${BRIDGE_USAGE}\n`);
+  const flags = readFlags(argv);
+  Logger.overrideLogger(['log', 'error', 'warn']);
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const publisher = await NatsEventPublisher.connect(flags.natsUrl, `sluice-bridge-${process.pid}`);
+  const bridge = new EngineBridge({ ...flags, publisher, registry });
+  try {
+    await bridge.start();
+  } catch (err) {
+    await publisher.close();
+    if (err instanceof TargetSpecError) usageError(`--targets-file: ${err.message}`);
+    throw err;
+  }
+  const ops = await startBridgeOpsServer({
+    host: flags.httpHost,
+    port: flags.httpPort,
+    registry,
+    bridge,
+  });
+  process.stdout.write(`${describe(flags, ops.url)}\n`);
+
+  let stopping = false;
+  const stop = async (): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    // stop() publishes worker_down for every live worker; draining makes sure it leaves.
+    await bridge.stop();
+    await publisher.close();
+    await ops.close();
+    process.exit(0);
+  };
+  const onSignal = (): void => {
+    stop().catch((err: unknown) => {
+      process.stderr.write(`shutdown failed: ${String(err)}\n`);
+      process.exit(1);
+    });
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bridge failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,46 @@
+import { EventPublisher } from '@sluice/bus';
+import { Registry } from 'prom-client';
+import { Dispatcher } from 'undici';
+import { BridgeLogger } from './bridge-logger';
+import { EngineAdapter, EngineName } from './engines/engine-adapter';
+import { DnsResolver } from './targets/dns-target.source';
+
+export const BRIDGE_DEFAULTS = {
+  scrapeIntervalMs: 250,
+  scrapeTimeoutMs: 1000,
+  downAfterMs: 3000,
+  namespace: 'dynamo',
+} as const;
+
+/** What the bridge needs; the standalone app builds it from flags, the frontend from its own. */
+export interface EngineBridgeOptions {
+  readonly engine: EngineName;
+  readonly namespace: string;
+  /** `[NAME=]URL` each. */
+  readonly targets?: readonly string[];
+  readonly targetsFile?: string;
+  /** `NAME:PORT` each. */
+  readonly dnsTargets?: readonly string[];
+  readonly scrapeIntervalMs?: number;
+  readonly scrapeTimeoutMs?: number;
+  readonly downAfterMs?: number;
+  /** Overrides the model name the engine reports. */
+  readonly model?: string;
+  readonly maxNumBatchedTokens?: number;
+  /** Where reports and worker_down go: NATS, the in-process bus, or a test's recorder. */
+  readonly publisher: Pick<EventPublisher, 'publish'>;
+  /** The bridge's series are registered here (the frontend passes its own registry). */
+  readonly registry: Registry;
+  /** `"source"` of every report; default `bridge <engine> <hostname>:<pid>`. */
+  readonly source?: string;
+  readonly logger?: BridgeLogger;
+
+  // Seams for tests and embedding; defaults are the real thing.
+  readonly resolver?: DnsResolver;
+  readonly dnsIntervalMs?: number;
+  readonly filePollMs?: number;
+  readonly now?: () => number;
+  readonly adapter?: EngineAdapter;
+  readonly dispatcher?: Dispatcher;
+  readonly maxBodyBytes?: number;
+}

@@ -1,0 +1,46 @@
+/** Engines the bridge can read (contract §7). */
+export const ENGINE_NAMES = ['vllm', 'sglang', 'llamacpp', 'tgi'] as const;
+export type EngineName = (typeof ENGINE_NAMES)[number];
+
+/** One data-parallel rank's load as read from the engine, before it becomes a §4 report. */
+export interface RankLoad {
+  readonly activeDecodeBlocks: number;
+  readonly kvTotalBlocks: number;
+  readonly numRequestsWaiting?: number;
+  readonly activePrefillTokens?: number;
+}
+
+/** What one scrape of an engine found: its ranks in dp_rank order (dp_size = ranks.length). */
+export interface EngineSnapshot {
+  /** Served model name, when the engine tells it (the --model flag overrides it). */
+  readonly model: string | undefined;
+  readonly ranks: readonly RankLoad[];
+}
+
+export interface GetOptions {
+  /** 404, 405 and 501 answer `undefined` instead of failing the scrape (endpoint not enabled). */
+  readonly optional?: boolean;
+  /** Reuse a successful answer this long: static facts (model, capacity) need no fetch per scrape. */
+  readonly cacheMs?: number;
+}
+
+/**
+ * The engine's HTTP API, as one scrape sees it. Fails with a `ScrapeFailure` (error, timeout,
+ * unparsable) that the scraper counts; adapters need not catch anything.
+ */
+export interface EngineHttp {
+  text(path: string, options?: GetOptions): Promise<string | undefined>;
+  json(path: string, options?: GetOptions): Promise<unknown>;
+}
+
+/**
+ * One engine's mapping to contract §7's table: which paths to GET and how their answers become
+ * rank loads. A new engine is one class implementing this.
+ */
+export interface EngineAdapter {
+  readonly engine: EngineName;
+  scrape(http: EngineHttp): Promise<EngineSnapshot>;
+}
+
+/** How many data-parallel ranks a report may describe (contract §4's dp_size limit). */
+export const MAX_RANKS = 1024;

@@ -1,0 +1,92 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { mapVllmMetrics, VllmAdapter } from './vllm.adapter';
+import { EngineHttp } from './engine-adapter';
+import { UnparsableError } from './unparsable.error';
+
+const FIXTURES = join(__dirname, '../../../../test/fixtures/engines/vllm');
+const fixture = (name: string): string => readFileSync(join(FIXTURES, name), 'utf8');
+
+describe('VllmAdapter', () => {
+  it('maps one rank per engine label value (data parallel), from /metrics', async () => {
+    const sut = new VllmAdapter();
+    const paths: string[] = [];
+    const http: EngineHttp = {
+      text: (path) => (paths.push(path), Promise.resolve(fixture('metrics-v0.11-dp2.txt'))),
+      json: () => Promise.reject(new Error('no JSON')),
+    };
+    const snapshot = await sut.scrape(http);
+    expect(paths).toEqual(['/metrics']);
+    expect(snapshot).toEqual({
+      model: 'Qwen/Qwen3-8B',
+      ranks: [
+        { kvTotalBlocks: 2048, activeDecodeBlocks: 1664, numRequestsWaiting: 4 },
+        { kvTotalBlocks: 2040, activeDecodeBlocks: 204, numRequestsWaiting: 0 },
+      ],
+    });
+  });
+
+  it('reads the older vllm:gpu_cache_usage_perc and an engine-less cache_config_info', () => {
+    const sut = mapVllmMetrics(fixture('metrics-v0.6-single.txt'));
+    expect(sut).toEqual({
+      model: 'meta-llama/Llama-3.1-8B-Instruct',
+      ranks: [{ kvTotalBlocks: 7281, activeDecodeBlocks: 3641, numRequestsWaiting: 2 }],
+    });
+  });
+
+  it('prefers the current metric name when both are served', () => {
+    const body = [
+      'vllm:gpu_cache_usage_perc{model_name="m"} 0.9',
+      'vllm:kv_cache_usage_perc{model_name="m"} 0.25',
+      'vllm:cache_config_info{num_gpu_blocks="100"} 1',
+    ].join('\n');
+    expect(mapVllmMetrics(body).ranks[0].activeDecodeBlocks).toBe(25);
+  });
+
+  it('numbers ranks densely in engine order (engines 2 and 10 served by this node)', () => {
+    const body = [
+      'vllm:kv_cache_usage_perc{engine="10",model_name="m"} 0.5',
+      'vllm:kv_cache_usage_perc{engine="2",model_name="m"} 1',
+      'vllm:cache_config_info{engine="2",num_gpu_blocks="10"} 1',
+      'vllm:cache_config_info{engine="10",num_gpu_blocks="20"} 1',
+    ].join('\n');
+    expect(mapVllmMetrics(body).ranks).toEqual([
+      { kvTotalBlocks: 10, activeDecodeBlocks: 10, numRequestsWaiting: undefined },
+      { kvTotalBlocks: 20, activeDecodeBlocks: 10, numRequestsWaiting: undefined },
+    ]);
+  });
+
+  it('ignores malformed lines of families it does not read', () => {
+    const body = `garbage{{{ line\nother_metric{a="b" 1\n${fixture('metrics-v0.6-single.txt')}`;
+    expect(mapVllmMetrics(body).ranks).toHaveLength(1);
+  });
+
+  it.each([
+    ['NaN usage', 'vllm:kv_cache_usage_perc 0.5', 'NaN'],
+    ['+Inf usage', 'vllm:kv_cache_usage_perc 0.5', '+Inf'],
+    ['negative usage', 'vllm:kv_cache_usage_perc 0.5', '-0.5'],
+    ['usage above 1', 'vllm:kv_cache_usage_perc 0.5', '1.5'],
+  ])('refuses %s', (_name, line, value) => {
+    const body = `${line.replace('0.5', value)}\nvllm:cache_config_info{num_gpu_blocks="100"} 1`;
+    expect(() => mapVllmMetrics(body)).toThrow(UnparsableError);
+  });
+
+  it.each([
+    ['no usage metric', 'vllm:cache_config_info{num_gpu_blocks="100"} 1'],
+    ['no cache config', 'vllm:kv_cache_usage_perc 0.5'],
+    [
+      'num_gpu_blocks None',
+      'vllm:kv_cache_usage_perc 0.5\nvllm:cache_config_info{num_gpu_blocks="None"} 1',
+    ],
+    [
+      'malformed wanted line',
+      'vllm:kv_cache_usage_perc{engine="0" 0.5\nvllm:cache_config_info{num_gpu_blocks="9"} 1',
+    ],
+    [
+      'negative waiting',
+      'vllm:kv_cache_usage_perc 0.5\nvllm:cache_config_info{num_gpu_blocks="9"} 1\nvllm:num_requests_waiting -1',
+    ],
+  ])('refuses %s', (_name, body) => {
+    expect(() => mapVllmMetrics(body)).toThrow(UnparsableError);
+  });
+});

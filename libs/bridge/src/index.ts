@@ -1,0 +1,26 @@
+export { EngineBridge } from './engine-bridge';
+export { BRIDGE_DEFAULTS, type EngineBridgeOptions } from './engine-bridge.options';
+export type { BridgeWorkerStatus, WorkerState } from './worker-entry';
+export type { BridgeLogger } from './bridge-logger';
+export {
+  ENGINE_NAMES,
+  type EngineAdapter,
+  type EngineHttp,
+  type EngineName,
+  type EngineSnapshot,
+  type RankLoad,
+} from './engines/engine-adapter';
+export type { ScrapeResult } from './http/scrape-failure';
+export type { BridgeReport } from './scrape/report-builder';
+export type { DnsResolver } from './targets/dns-target.source';
+export { parseTargetSpec, TargetSpecError, type Target } from './targets/target';
+export { SCRAPES_TOTAL, REPORT_AGE_SECONDS } from './metrics/bridge-metrics';
+export { startBridgeOpsServer, type BridgeOpsServer } from './bridge-ops.server';
+export {
+  BRIDGE_USAGE,
+  bridgeEnvName,
+  parseBridgeFlags,
+  wantsHelp,
+  type BridgeFlags,
+} from './config/parse-bridge-flags';
+export { BridgeConfigError } from './config/bridge-config.error';

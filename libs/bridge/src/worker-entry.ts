@@ -1,0 +1,35 @@
+import { ScrapeResult } from './http/scrape-failure';
+import { TargetScraper } from './scrape/target-scraper';
+import { Target } from './targets/target';
+
+/** `unknown` until the first answer; `down` once worker_down went out. */
+export type WorkerState = 'unknown' | 'up' | 'down';
+
+/** One scraped engine as the bridge tracks it. */
+export interface WorkerEntry {
+  readonly target: Target;
+  readonly scraper: TargetScraper;
+  state: WorkerState;
+  /** Last successful scrape, or when the target was added. */
+  lastOkAt: number;
+  lastReportAt: number | null;
+  lastResult: ScrapeResult | null;
+  lastError: string | null;
+  model: string | null;
+  dpSize: number;
+}
+
+/** A worker as a status page shows it (`EngineBridge.status()`). */
+export interface BridgeWorkerStatus {
+  readonly workerId: string;
+  readonly engine: string;
+  readonly url: string;
+  readonly model: string | null;
+  readonly dpSize: number;
+  readonly up: boolean;
+  readonly state: WorkerState;
+  /** When the newest published report was measured (epoch ms). */
+  readonly lastReportAtMs: number | null;
+  readonly lastResult: ScrapeResult | null;
+  readonly lastError: string | null;
+}
