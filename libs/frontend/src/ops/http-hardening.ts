@@ -3,6 +3,7 @@ import { BadRequestException, RawBodyRequest } from '@nestjs/common';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import helmet from 'helmet';
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { REQUEST_ID_HEADER } from './logging';
 
@@ -96,6 +97,29 @@ function jsonBodiesOnly(app: NestFastifyApplication): void {
   const server: Server = app.getHttpServer();
   server.removeAllListeners('clientError');
   server.on('clientError', answerClientError);
+  server.on('connection', (socket: Socket) => {
+    socket.destroySoon = lingerThenClose;
+  });
+}
+
+/** How long a closing connection keeps reading what the client still sends (nginx: 5 s). */
+export const LINGER_MS = 5000;
+
+/**
+ * Node closes a `Connection: close` response's socket as soon as the answer is written. When the
+ * client is still sending (a body over the limit is answered 413 before it has arrived), the
+ * kernel then resets the connection and the client loses the answer it had not read yet. Like
+ * nginx's `lingering_close`, this sends the answer and our FIN, then reads and discards until
+ * the client closes its side or LINGER_MS pass, and only then closes the socket.
+ */
+function lingerThenClose(this: Socket): void {
+  if (this.writable) this.end();
+  if (this.destroyed) return;
+  const timer = setTimeout(() => this.destroy(), LINGER_MS);
+  timer.unref();
+  this.once('close', () => clearTimeout(timer));
+  this.once('end', () => this.destroy());
+  this.resume();
 }
 
 /**
