@@ -19,6 +19,8 @@ export interface KvMetricsReport {
   readonly timestampMs: number | undefined;
   /** Per-publisher sequence number: a lower one than the last seen for the rank is stale. */
   readonly seq: number | undefined;
+  /** Who published the report (e.g. an engine bridge), shown on the status page. */
+  readonly source?: string;
 }
 
 /** The wire form a worker publishes (snake_case, as Dynamo's workers do). */
@@ -35,6 +37,8 @@ export interface KvMetricsWire {
   max_num_batched_tokens?: number;
   timestamp_ms?: number;
   seq?: number;
+  /** Optional, Sluice's own: who published the report (e.g. `bridge vllm host:pid`). */
+  source?: string;
 }
 
 export interface WorkerDownWire {
@@ -47,6 +51,7 @@ export const REPORT_LIMITS = {
   maxModelLength: 256,
   maxEndpointLength: 2048,
   maxDpSize: 1024,
+  maxSourceLength: 256,
 } as const;
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; reason: string };
@@ -131,6 +136,13 @@ export function parseKvMetricsReport(raw: unknown): ParseResult<KvMetricsReport>
   if (ts !== undefined && !isCount(ts)) return bad('timestamp_ms');
   const seq = r.seq ?? undefined;
   if (seq !== undefined && !isCount(seq)) return bad('seq');
+  const source = r.source ?? undefined;
+  if (
+    source !== undefined &&
+    (!boundedString(source, REPORT_LIMITS.maxSourceLength) || !isHeaderValue(source))
+  ) {
+    return bad('source');
+  }
   return {
     ok: true,
     value: {
@@ -146,6 +158,7 @@ export function parseKvMetricsReport(raw: unknown): ParseResult<KvMetricsReport>
       maxNumBatchedTokens: maxBatched,
       timestampMs: ts,
       seq,
+      source,
     },
   };
 }

@@ -56,4 +56,8 @@ export const metricProviders = [
     name: METRIC.invalidReports,
     help: 'Load reports dropped as malformed (or refused at the tracked-worker cap)',
   }),
+  makeCounterProvider({
+    name: METRIC.staleReports,
+    help: 'Load reports ignored because their seq was older than the last seen for the rank',
+  }),
 ];

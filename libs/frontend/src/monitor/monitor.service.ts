@@ -19,6 +19,7 @@ export class MonitorService {
   constructor(
     private readonly registry: WorkerRegistry,
     @InjectMetric(METRIC.invalidReports) private readonly invalid: Counter,
+    @InjectMetric(METRIC.staleReports) private readonly stale: Counter,
   ) {}
 
   /** kv_metrics messages handed to the monitor so far, valid or not. */
@@ -30,8 +31,11 @@ export class MonitorService {
     this.received++;
     const parsed = parseKvMetricsReport(payload);
     if (!parsed.ok) return this.drop(parsed.reason);
-    if (!this.registry.applyReport(parsed.value, Date.now())) {
+    const outcome = this.registry.applyReport(parsed.value, Date.now());
+    if (outcome === 'refused') {
       this.drop(`tracked-worker cap reached, worker ${parsed.value.workerId} refused`);
+    } else if (outcome === 'stale') {
+      this.stale.inc();
     }
   }
 

@@ -2,6 +2,13 @@ import { RankLoad } from './busy-rule';
 
 export interface RankState extends RankLoad {
   busy: boolean;
+  /**
+   * False when the rank's reports carry no `active_prefill_tokens`: `activePrefillTokens` then
+   * holds this frontend's own count of prompt tokens sent and not yet answered (contract §4).
+   */
+  prefillReported: boolean;
+  /** The newest report's `seq`, to refuse older ones from the same publisher. */
+  seq: number | undefined;
 }
 
 /** One live worker as this frontend sees it: reported load per rank plus its own traffic. */
@@ -13,6 +20,12 @@ export class WorkerEntry {
   /** Requests and prompt tokens this frontend has in flight on the worker (router state). */
   inflightRequests = 0;
   inflightPromptTokens = 0;
+  /** Prompt tokens this frontend sent to the worker that have not produced a first token yet. */
+  pendingPrefillTokens = 0;
+  /** When the newest report was measured (its `timestamp_ms`, else when it arrived). */
+  lastReportMs: number;
+  /** Who publishes the worker's reports (their optional `source`), for the status page. */
+  source: string | undefined;
   /** Position in the model's free list, -1 while busy; keeps add/remove O(1). */
   freeIndex = -1;
 
@@ -25,6 +38,7 @@ export class WorkerEntry {
   ) {
     this.ranks = new Array<RankState | undefined>(dpSize).fill(undefined);
     this.lastSeenMs = nowMs;
+    this.lastReportMs = nowMs;
   }
 
   /** Prompt-token budget of one scheduler step summed over ranks, if the worker reports it. */

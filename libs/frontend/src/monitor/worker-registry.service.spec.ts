@@ -58,7 +58,7 @@ describe('WorkerRegistry', () => {
   });
 
   it('lists a reporting worker as a free worker of its model', () => {
-    expect(sut.applyReport(report('w1', FREE), 0)).toBe(true);
+    expect(sut.applyReport(report('w1', FREE), 0)).toBe('applied');
     expect(sut.modelNames()).toEqual([M]);
     expect(freeIds(sut.model(M))).toEqual(['w1']);
     expect(sut.model(M)?.allBusy).toBe(false);
@@ -66,7 +66,10 @@ describe('WorkerRegistry', () => {
       activeDecodeBlocks: FREE,
       kvTotalBlocks: 100,
       activePrefillTokens: 0,
+      prefillReported: true,
       maxNumBatchedTokens: undefined,
+      numRequestsWaiting: undefined,
+      seq: undefined,
       busy: false,
     });
   });
@@ -175,9 +178,9 @@ describe('WorkerRegistry', () => {
     sut = build({ maxWorkers: 2 });
     sut.applyReport(report('w1', FREE), 0);
     sut.applyReport(report('w2', FREE), 0);
-    expect(sut.applyReport(report('w3', FREE), 0)).toBe(false);
+    expect(sut.applyReport(report('w3', FREE), 0)).toBe('refused');
     expect(sut.workerCount()).toBe(2);
-    expect(sut.applyReport(report('w1', BUSY), 0)).toBe(true);
+    expect(sut.applyReport(report('w1', BUSY), 0)).toBe('applied');
     expect(freeIds(sut.model(M))).toEqual(['w2']);
   });
 
@@ -193,5 +196,91 @@ describe('WorkerRegistry', () => {
     const fresh = sut.model(change.model ?? M)?.workers.get('w1');
     expect(fresh).toMatchObject({ ...change, busy: false });
     if (change.model) expect(sut.model(M)?.workers.size).toBe(0);
+  });
+
+  describe('seq (contract §4)', () => {
+    it('ignores a report older than the last seen for the rank, and applies newer ones', () => {
+      expect(sut.applyReport(report('w1', BUSY, { seq: 5 }), 0)).toBe('applied');
+      expect(sut.applyReport(report('w1', FREE, { seq: 4 }), 1)).toBe('stale');
+      expect(sut.model(M)?.allBusy).toBe(true); // the stale "free" changed nothing
+      expect(sut.applyReport(report('w1', FREE, { seq: 6 }), 2)).toBe('applied');
+      expect(sut.model(M)?.allBusy).toBe(false);
+    });
+
+    it('keeps a sequence per rank', () => {
+      sut.applyReport(report('w1', BUSY, { dpSize: 2, dpRank: 0, seq: 9 }), 0);
+      expect(sut.applyReport(report('w1', BUSY, { dpSize: 2, dpRank: 1, seq: 3 }), 0)).toBe(
+        'applied',
+      );
+    });
+
+    it('takes seq 0 as a restarted publisher, and another source as a sequence of its own', () => {
+      sut.applyReport(report('w1', BUSY, { seq: 7, source: 'bridge a' }), 0);
+      expect(sut.applyReport(report('w1', BUSY, { seq: 0, source: 'bridge a' }), 1)).toBe(
+        'applied',
+      );
+      sut.applyReport(report('w1', BUSY, { seq: 7, source: 'bridge a' }), 2);
+      expect(sut.applyReport(report('w1', FREE, { seq: 2, source: 'bridge b' }), 3)).toBe(
+        'applied',
+      );
+    });
+
+    it('does not refuse a report without seq', () => {
+      sut.applyReport(report('w1', BUSY, { seq: 7 }), 0);
+      expect(sut.applyReport(report('w1', FREE), 1)).toBe('applied');
+    });
+  });
+
+  describe("prefill bookkeeping for ranks that don't report it (contract §4)", () => {
+    beforeEach(() => {
+      sut = build({
+        thresholds: {
+          activeDecodeBlocks: null,
+          activePrefillTokens: 100,
+          activePrefillTokensFrac: null,
+        },
+      });
+    });
+    const noPrefill = (id: string, over: Partial<KvMetricsReport> = {}) =>
+      report(id, FREE, { activePrefillTokens: undefined, ...over });
+
+    it('judges the rank on prompt tokens sent and not yet answered, split over its ranks', () => {
+      sut.applyReport(noPrefill('w1', { dpSize: 2, dpRank: 0 }), 0);
+      sut.applyReport(noPrefill('w1', { dpSize: 2, dpRank: 1 }), 0);
+      const w = sut.model(M)?.workers.get('w1');
+      if (!w) throw new Error('w1 missing');
+      sut.addPendingPrefill(w, 200); // 100 per rank: not over 100
+      expect(w.busy).toBe(false);
+      sut.addPendingPrefill(w, 2); // 101 per rank
+      expect(w.busy).toBe(true);
+      expect(sut.model(M)?.allBusy).toBe(true);
+      sut.addPendingPrefill(w, -150); // first tokens came back
+      expect(w.busy).toBe(false);
+      expect(w.ranks[0]?.activePrefillTokens).toBe(26);
+    });
+
+    it('keeps the count across reports and uses a reported value where there is one', () => {
+      sut.applyReport(noPrefill('w1'), 0);
+      const w = sut.model(M)?.workers.get('w1');
+      if (!w) throw new Error('w1 missing');
+      sut.addPendingPrefill(w, 150);
+      expect(w.busy).toBe(true);
+      sut.applyReport(noPrefill('w1'), 1); // a new report without prefill: still judged on 150
+      expect(w.busy).toBe(true);
+      sut.applyReport(report('w1', FREE, { activePrefillTokens: 10 }), 2); // reported: wins
+      expect(w.busy).toBe(false);
+      sut.addPendingPrefill(w, 500); // ignored while the rank reports its own
+      expect(w.busy).toBe(false);
+    });
+
+    it('leaves a worker that expired meanwhile out of the free list', () => {
+      sut.applyReport(noPrefill('w1'), 0);
+      const w = sut.model(M)?.workers.get('w1');
+      if (!w) throw new Error('w1 missing');
+      sut.addPendingPrefill(w, 150);
+      sut.expire(10_000);
+      sut.addPendingPrefill(w, -150);
+      expect(sut.model(M)?.free).toEqual([]);
+    });
   });
 });

@@ -14,6 +14,9 @@ export const MAX_EMPTY_MODELS = 1000;
 
 export type RemovalReason = 'worker_down' | 'expired' | 'replaced';
 
+/** What became of a report: applied, refused (tracked-worker cap), or older than the last seen. */
+export type ReportOutcome = 'applied' | 'refused' | 'stale';
+
 /** Told of every change the registry makes, e.g. to keep Prometheus series in step. */
 export interface RegistryObserver {
   rankUpdated(worker: WorkerEntry, rank: number, state: RankState): void;
@@ -76,21 +79,41 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     return this.workers.values();
   }
 
-  /** Returns false when the report was refused (tracked-worker cap reached). */
-  applyReport(report: KvMetricsReport, nowMs: number): boolean {
+  applyReport(report: KvMetricsReport, nowMs: number): ReportOutcome {
     let worker = this.workers.get(report.workerId);
     if (worker && !this.sameIdentity(worker, report)) {
       this.remove(worker, 'replaced');
       worker = undefined;
     }
     if (!worker) {
-      if (this.workers.size >= this.config.maxWorkers) return false;
+      if (this.workers.size >= this.config.maxWorkers) return 'refused';
       worker = this.add(report, nowMs);
+    } else if (isStale(worker, report)) {
+      return 'stale';
     }
     worker.lastSeenMs = nowMs;
+    worker.lastReportMs = report.timestampMs ?? nowMs;
+    worker.source = report.source;
     const state = this.updateRank(worker, report);
     for (const o of this.observers) o.rankUpdated(worker, report.dpRank, state);
-    return true;
+    return 'applied';
+  }
+
+  /**
+   * The router sent (`tokens` > 0) or saw the first token of (`tokens` < 0) a request on the
+   * worker. Ranks that report no prefill load are judged on this count, split evenly (§4).
+   */
+  addPendingPrefill(worker: WorkerEntry, tokens: number): void {
+    worker.pendingPrefillTokens += tokens;
+    // A worker that expired while the request ran is no longer ours to re-judge.
+    if (this.workers.get(worker.id) !== worker) return;
+    let t: BusyThresholds | undefined;
+    for (const state of worker.ranks) {
+      if (!state || state.prefillReported) continue;
+      state.activePrefillTokens = worker.pendingPrefillTokens / worker.dpSize;
+      t ??= this.thresholds.effective(worker.model);
+      this.setRankBusy(worker, state, isRankBusy(state, t));
+    }
   }
 
   removeWorker(workerId: string, reason: RemovalReason): void {
@@ -155,22 +178,27 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
 
   private updateRank(worker: WorkerEntry, r: KvMetricsReport): RankState {
     let state = worker.ranks[r.dpRank];
+    const prefill = r.activePrefillTokens ?? worker.pendingPrefillTokens / worker.dpSize;
     if (!state) {
       state = {
         activeDecodeBlocks: r.activeDecodeBlocks,
         kvTotalBlocks: r.kvTotalBlocks,
-        activePrefillTokens: r.activePrefillTokens ?? 0,
+        activePrefillTokens: prefill,
+        prefillReported: r.activePrefillTokens !== undefined,
         maxNumBatchedTokens: r.maxNumBatchedTokens,
         numRequestsWaiting: r.numRequestsWaiting,
+        seq: r.seq,
         busy: false,
       };
       worker.ranks[r.dpRank] = state;
     } else {
       state.activeDecodeBlocks = r.activeDecodeBlocks;
       state.kvTotalBlocks = r.kvTotalBlocks;
-      state.activePrefillTokens = r.activePrefillTokens ?? 0;
+      state.activePrefillTokens = prefill;
+      state.prefillReported = r.activePrefillTokens !== undefined;
       state.maxNumBatchedTokens = r.maxNumBatchedTokens;
       state.numRequestsWaiting = r.numRequestsWaiting;
+      state.seq = r.seq;
     }
     this.setRankBusy(worker, state, isRankBusy(state, this.thresholds.effective(worker.model)));
     return state;
@@ -207,4 +235,15 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       }
     }
   }
+}
+
+/**
+ * Contract §4: a report whose `seq` is lower than the last one seen for the worker's rank is
+ * stale. A publisher that restarts counts from 0 again, so `seq` 0 always starts a new run; and
+ * two publishers of one worker (their `source` differs) keep sequences of their own.
+ */
+function isStale(worker: WorkerEntry, r: KvMetricsReport): boolean {
+  if (r.seq === undefined || r.seq === 0 || r.source !== worker.source) return false;
+  const last = worker.ranks[r.dpRank]?.seq;
+  return last !== undefined && r.seq < last;
 }

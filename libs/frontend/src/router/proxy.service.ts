@@ -208,6 +208,7 @@ export class ProxyService {
     if (answer.statusCode >= 400) {
       return this.answerWorkerError(x, answer.statusCode, answer.contentType, answer.body, reply);
     }
+    x.lease.firstToken();
     this.metrics.firstByte(x.model, (performance.now() - x.startedMs) / 1000);
     this.end(x, '');
     void reply
@@ -257,6 +258,7 @@ export class ProxyService {
       for await (const chunk of source as AsyncIterable<Buffer>) {
         if (first) {
           first = false;
+          x.lease.firstToken();
           this.metrics.firstByte(x.model, (performance.now() - x.startedMs) / 1000);
         }
         yield chunk;

@@ -107,6 +107,20 @@ describe('RouterService', () => {
     expect(l.worker).toMatchObject({ inflightRequests: 0, inflightPromptTokens: 0 });
   });
 
+  it('counts prompt tokens as waiting for prefill until the first token, once', () => {
+    report('w1');
+    const a = lease(40);
+    const b = lease(2);
+    expect(a.worker.pendingPrefillTokens).toBe(42);
+    a.firstToken();
+    a.firstToken();
+    expect(a.worker.pendingPrefillTokens).toBe(2);
+    a.release();
+    b.release(); // ended before its first token (e.g. cancelled): no longer waiting either
+    expect(a.worker.pendingPrefillTokens).toBe(0);
+    expect(a.worker.inflightPromptTokens).toBe(0);
+  });
+
   it('without a queue threshold rejects as overloaded when every worker is busy', () => {
     build({ routerQueueThreshold: null });
     report('w1', 95);

@@ -14,6 +14,8 @@ import { pickWorker } from './worker-picker';
 /** A worker reserved for one request; `release` must be called exactly once when it ends. */
 export interface Lease {
   readonly worker: WorkerEntry;
+  /** The worker produced the first token: its prompt is no longer waiting for prefill. */
+  firstToken(): void;
   release(): void;
 }
 
@@ -97,12 +99,21 @@ export class RouterService implements OnModuleInit, RegistryObserver {
   private lease(worker: WorkerEntry, promptTokens: number): Lease {
     worker.inflightRequests++;
     worker.inflightPromptTokens += promptTokens;
+    this.registry.addPendingPrefill(worker, promptTokens);
+    let prefilling = true;
     let released = false;
+    const firstToken = (): void => {
+      if (!prefilling) return;
+      prefilling = false;
+      this.registry.addPendingPrefill(worker, -promptTokens);
+    };
     return {
       worker,
+      firstToken,
       release: () => {
         if (released) return;
         released = true;
+        firstToken();
         worker.inflightRequests--;
         worker.inflightPromptTokens -= promptTokens;
         if (this.queues.get(worker.model)?.size) this.drain(worker.model);

@@ -9,6 +9,8 @@ const worker = (id: string, inflightPromptTokens = 0, kv = 0): WorkerEntry => {
     kvTotalBlocks: 100,
     activePrefillTokens: 0,
     maxNumBatchedTokens: undefined,
+    prefillReported: true,
+    seq: undefined,
     busy: false,
   };
   return w;
