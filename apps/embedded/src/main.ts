@@ -17,7 +17,8 @@ import { createWorkerApp, parseWorkerFlags, WorkerApp } from '@sluice/sim-worker
  * `npm start`: the whole system in one process on embedded defaults — the frontend on :8000 and
  * simulated workers serving Qwen/Qwen3-0.6B, talking over the in-process bus (or NATS when
  * `--nats-url` is given). Flags go to the frontend; the workers are shaped by
- * SLUICE_EMBEDDED_WORKERS (count, default 2) and SLUICE_EMBEDDED_WORKER_FLAGS (extra worker flags).
+ * SLUICE_EMBEDDED_WORKERS (count, default 2, or 0 with --engine-target) and
+ * SLUICE_EMBEDDED_WORKER_FLAGS (extra worker flags).
  */
 const MODEL = 'Qwen/Qwen3-0.6B';
 
@@ -31,12 +32,13 @@ function parseConfig(): FrontendConfig {
   }
 }
 
-function workerCount(): number {
-  const raw = process.env.SLUICE_EMBEDDED_WORKERS ?? '2';
+/** Two simulated workers by default; none when real engines are given with --engine-target. */
+function workerCount(config: FrontendConfig): number {
+  const raw = process.env.SLUICE_EMBEDDED_WORKERS || (config.engineTargets.length > 0 ? '0' : '2');
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > 64) {
+  if (!Number.isInteger(n) || n < 0 || n > 64) {
     process.stderr.write(
-      `sluice: invalid value '${raw}' for SLUICE_EMBEDDED_WORKERS: expected 1..64\n`,
+      `sluice: invalid value '${raw}' for SLUICE_EMBEDDED_WORKERS: expected 0..64\n`,
     );
     process.exit(2);
   }
@@ -55,7 +57,7 @@ async function publisherFor(
 
 async function main(): Promise<void> {
   const config = parseConfig();
-  const count = workerCount();
+  const count = workerCount(config);
   const extra = (process.env.SLUICE_EMBEDDED_WORKER_FLAGS ?? '').split(/\s+/).filter(Boolean);
   const bus = config.natsUrl ? undefined : new InProcessBus();
   const frontend = await createFrontendApp(config, { embeddedBus: bus, shutdownHooks: false });
@@ -83,8 +85,13 @@ async function main(): Promise<void> {
     }
     workers.push(await createWorkerApp(options, await publisherFor(config, bus, id)));
   }
+  const engines = config.engineTargets.map((t) => `${t.engine} ${t.spec}`);
+  const behind = [
+    ...(count > 0 ? [`${count} simulated workers (${workers.map((w) => w.url).join(', ')})`] : []),
+    ...(engines.length > 0 ? [`engines scraped in-process: ${engines.join(', ')}`] : []),
+  ];
   process.stdout.write(
-    `sluice: ready at ${frontend.url} with ${count} simulated workers (${workers.map((w) => w.url).join(', ')})\n`,
+    `sluice: ready at ${frontend.url} with ${behind.length > 0 ? behind.join('; ') : 'no workers (SLUICE_EMBEDDED_WORKERS=0)'}\n`,
   );
   let stopping = false;
   const stop = (signal: string): void => {

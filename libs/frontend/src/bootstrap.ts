@@ -6,6 +6,7 @@ import { redactedUrl } from '@sluice/contracts';
 import { answerRefusalsEarly } from './admission/admission.hook';
 import { AdmissionPolicy } from './admission/admission-policy';
 import { FrontendConfig } from './config/frontend-config';
+import { InProcessBridge } from './engine-bridge/in-process-bridge.service';
 import { FrontendModule } from './frontend.module';
 import { drainAndClose, installSignalHandlers } from './ops/graceful-shutdown';
 import { answerFrameworkError, hardenHttp } from './ops/http-hardening';
@@ -71,6 +72,7 @@ export async function createFrontendApp(
   // reports the bus down, and the monitor connects (retrying forever) in the background.
   const monitorStarted = startMonitor(app, log, bus);
   if (!config.natsUrl) await monitorStarted;
+  await app.get(InProcessBridge).start(publisher);
   await app.listen(config.httpPort, config.httpHost);
   if (options.shutdownHooks ?? true) installSignalHandlers(app, config.shutdownTimeoutMs);
   const url = listeningUrl(app, config);

@@ -5,6 +5,7 @@ import { AdmissionPolicy } from './admission/admission-policy';
 import { OpenAiExceptionFilter } from './admission/openai-exception.filter';
 import { FrontendConfig } from './config/frontend-config';
 import { FrontendConfigModule } from './config/frontend-config.module';
+import { EngineBridgeModule } from './engine-bridge/engine-bridge.module';
 import { MonitorModule } from './monitor/monitor.module';
 import { OpenAiModule } from './openai/openai.module';
 import { OpsModule } from './ops/ops.module';
@@ -27,6 +28,7 @@ export class FrontendModule {
         ThresholdsModule,
         OpsModule,
         StatusModule,
+        EngineBridgeModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: OpenAiExceptionFilter }],
     };

@@ -1,3 +1,5 @@
+import type { EngineName } from '@sluice/bridge';
+
 import { NO_THRESHOLDS, ThresholdValues } from './threshold-keys';
 
 export type AdmissionControl = 'none' | 'token-capacity';
@@ -6,6 +8,13 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 /** The global default of each busy threshold (`null` = unset); see threshold-keys.ts. */
 export type GlobalThresholds = ThresholdValues;
+
+/** An engine the in-process bridge scrapes: `--engine-target ENGINE=[NAME=]URL`. */
+export interface EngineTarget {
+  readonly engine: EngineName;
+  /** `[NAME=]URL`, already checked. */
+  readonly spec: string;
+}
 
 /** A bearer token allowed to change thresholds; `name` is the audit actor. */
 export interface AdminToken {
@@ -30,6 +39,8 @@ export class FrontendConfig {
   readonly databaseUrl: string | null = null;
   readonly dataDir: string = './data';
   readonly adminTokens: readonly AdminToken[] = [];
+  /** Engines scraped by the in-process bridge; empty: none. */
+  readonly engineTargets: readonly EngineTarget[] = [];
   /** Safety-net reload of every stored threshold, beside the NATS change notifications. */
   readonly thresholdResyncMs: number = 5000;
   readonly logLevel: LogLevel = 'info';

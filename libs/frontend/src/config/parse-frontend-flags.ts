@@ -1,7 +1,9 @@
 import { parseArgs } from 'node:util';
+import { ENGINE_NAMES, EngineName, parseTargetSpec, TargetSpecError } from '@sluice/bridge';
 import {
   AdminToken,
   AdmissionControl,
+  EngineTarget,
   FrontendConfig,
   LogLevel,
   RouterMode,
@@ -28,6 +30,7 @@ const FLAGS = {
   'database-url': { type: 'string' },
   'data-dir': { type: 'string' },
   'admin-token': { type: 'string', multiple: true },
+  'engine-target': { type: 'string', multiple: true },
   'threshold-resync-ms': { type: 'string' },
   'log-level': { type: 'string' },
   'access-log': { type: 'string' },
@@ -40,9 +43,9 @@ const FLAGS = {
 } as const;
 
 type FlagName = keyof typeof FLAGS;
-type FlagValues = Partial<Record<Exclude<FlagName, 'admin-token'>, string>> & {
-  'admin-token'?: string[];
-};
+type ListFlag = 'admin-token' | 'engine-target';
+type FlagValues = Partial<Record<Exclude<FlagName, ListFlag>, string>> &
+  Partial<Record<ListFlag, string[]>>;
 
 export const FRONTEND_USAGE = `usage: sluice-frontend [--flag value ...]
 flags: ${Object.keys(FLAGS)
@@ -60,7 +63,7 @@ class FlagReader {
     private readonly env: NodeJS.ProcessEnv,
   ) {}
 
-  raw(flag: Exclude<FlagName, 'admin-token'>): { value: string; source: string } | undefined {
+  raw(flag: Exclude<FlagName, ListFlag>): { value: string; source: string } | undefined {
     const fromArgs = this.values[flag];
     if (fromArgs !== undefined) return { value: fromArgs, source: `--${flag}` };
     const name = envName(flag);
@@ -69,7 +72,7 @@ class FlagReader {
     return undefined;
   }
 
-  string(flag: Exclude<FlagName, 'admin-token'>, fallback: string): string {
+  string(flag: Exclude<FlagName, ListFlag>, fallback: string): string {
     const r = this.raw(flag);
     if (r === undefined) return fallback;
     if (r.value.trim() === '')
@@ -78,7 +81,7 @@ class FlagReader {
   }
 
   oneOf<T extends string>(
-    flag: Exclude<FlagName, 'admin-token'>,
+    flag: Exclude<FlagName, ListFlag>,
     allowed: readonly T[],
     fallback: T,
   ): T {
@@ -91,7 +94,7 @@ class FlagReader {
   }
 
   number(
-    flag: Exclude<FlagName, 'admin-token'>,
+    flag: Exclude<FlagName, ListFlag>,
     opts: { min: number; max?: number; integer?: boolean },
   ): number | null {
     const r = this.raw(flag);
@@ -160,7 +163,7 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
   }
   const r = new FlagReader(values, env);
   const int = (
-    flag: Exclude<FlagName, 'admin-token'>,
+    flag: Exclude<FlagName, ListFlag>,
     min: number,
     fallback: number,
     max?: number,
@@ -188,6 +191,7 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
     databaseUrl: parseDatabaseUrl(r),
     dataDir: r.string('data-dir', './data'),
     adminTokens: parseAdminTokens(values['admin-token'], env),
+    engineTargets: parseEngineTargets(values['engine-target'], env),
     thresholdResyncMs: int('threshold-resync-ms', 100, 5000),
     logLevel: r.oneOf<LogLevel>('log-level', ['debug', 'info', 'warn', 'error'], 'info'),
     accessLog: r.oneOf('access-log', ['true', 'false'], 'false') === 'true',
@@ -234,6 +238,41 @@ function parseAdminTokens(fromArgs: string[] | undefined, env: NodeJS.ProcessEnv
     tokens.push({ name, token });
   }
   return tokens;
+}
+
+/**
+ * `ENGINE=[NAME=]URL`, repeatable; the env form is a comma-separated list. Each is an engine the
+ * in-process bridge scrapes (contract §7).
+ */
+function parseEngineTargets(
+  fromArgs: string[] | undefined,
+  env: NodeJS.ProcessEnv,
+): EngineTarget[] {
+  const source = fromArgs?.length ? '--engine-target' : envName('engine-target');
+  const raw = fromArgs?.length
+    ? fromArgs
+    : (env[envName('engine-target')] ?? '').split(',').filter(Boolean);
+  const targets: EngineTarget[] = [];
+  for (const item of raw) {
+    const i = item.indexOf('=');
+    const engine = item.slice(0, Math.max(i, 0));
+    if (!(ENGINE_NAMES as readonly string[]).includes(engine)) {
+      throw new FrontendConfigError(
+        source,
+        item,
+        `expected ENGINE=[NAME=]URL with ENGINE one of ${ENGINE_NAMES.join(', ')}`,
+      );
+    }
+    const spec = item.slice(i + 1);
+    try {
+      parseTargetSpec(spec);
+    } catch (err) {
+      if (!(err instanceof TargetSpecError)) throw err;
+      throw new FrontendConfigError(source, item, err.message);
+    }
+    targets.push({ engine: engine as EngineName, spec });
+  }
+  return targets;
 }
 
 function parseNamespace(r: FlagReader): string {

@@ -238,6 +238,7 @@ describe('WorkerRegistry', () => {
           activeDecodeBlocks: null,
           activePrefillTokens: 100,
           activePrefillTokensFrac: null,
+          waitingRequests: null,
         },
       });
     });
