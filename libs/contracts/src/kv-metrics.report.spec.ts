@@ -44,6 +44,16 @@ describe('parseKvMetricsReport', () => {
     expect(sut(raw)).toMatchObject({ ok: true, value: { activePrefillTokens: undefined } });
   });
 
+  it('maps the optional source, and refuses one that is not printable text', () => {
+    expect(sut(wire({ source: 'bridge vllm h:1' }))).toMatchObject({
+      ok: true,
+      value: { source: 'bridge vllm h:1' },
+    });
+    expect(reasonFor(wire({ source: 7 }))).toBe("missing or invalid field 'source'");
+    expect(reasonFor(wire({ source: 'a\nb' }))).toBe("missing or invalid field 'source'");
+    expect(reasonFor(wire({ source: 's'.repeat(257) }))).toBe("missing or invalid field 'source'");
+  });
+
   it('maps num_requests_waiting and seq', () => {
     expect(sut(wire({ num_requests_waiting: 3, seq: 42 }))).toMatchObject({
       ok: true,

@@ -61,7 +61,9 @@ export const STATUS_PAGE_SCRIPT = String.raw`
     const scale = max !== null && max > 0 ? max : limit;
     const fill = scale ? r.active_prefill_tokens / scale : 0;
     const mark = scale && limit !== null ? limit / scale : null;
-    const label = 'prefill ' + r.active_prefill_tokens + (max !== null ? ' / ' + max : '') + ' tok';
+    const estimated = r.prefill_source === 'frontend';
+    const label =
+      'prefill ' + Math.round(r.active_prefill_tokens) + (max !== null ? ' / ' + max : '') + ' tok' + (estimated ? ' (sent)' : '');
     box.append(meter('prefill', label, fill, r.prefill_over_threshold, mark, 'prompt tokens waiting vs the batch budget'));
     box.append(waiting(r, waitingThreshold));
     return box;
@@ -78,8 +80,10 @@ export const STATUS_PAGE_SCRIPT = String.raw`
     for (const r of w.ranks) ranks.append(rank(r, m.active_decode_blocks_threshold, m.waiting_requests_threshold));
     const ranksCell = el('td');
     ranksCell.append(ranks);
-    const age = (w.last_report_age_ms / 1000).toFixed(1) + ' s';
-    tr.append(id, state, el('td', 'num', w.inflight_requests), el('td', 'num', age), ranksCell);
+    const age = el('td', 'num report-age');
+    age.append(el('div', '', (w.report_measured_age_ms / 1000).toFixed(1) + ' s'));
+    if (w.report_source) age.append(el('div', 'muted report-source', w.report_source));
+    tr.append(id, state, el('td', 'num', w.inflight_requests), age, ranksCell);
     return tr;
   }
 
@@ -110,7 +114,7 @@ export const STATUS_PAGE_SCRIPT = String.raw`
     if (m.workers.length > 0) {
       const table = el('table');
       const hr = el('tr');
-      for (const h of ['worker', 'state', 'in flight', 'last report', 'ranks: KV cache · prefill · waiting']) hr.append(el('th', '', h));
+      for (const h of ['worker', 'state', 'in flight', 'report age · source', 'ranks: KV cache · prefill · waiting']) hr.append(el('th', '', h));
       table.append(el('thead'), el('tbody'));
       table.tHead.append(hr);
       for (const w of m.workers) table.tBodies[0].append(workerRow(w, m));

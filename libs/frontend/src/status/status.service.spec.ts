@@ -151,4 +151,27 @@ describe('StatusService', () => {
       expect.objectContaining({ model: 'other', active_decode_blocks_threshold: 0.3, workers: [] }),
     ]);
   });
+
+  it("shows how old each worker's load is, who reports it, and where its prefill comes from", () => {
+    registry.applyReport(
+      report('bridged', 10, {
+        timestampMs: 700,
+        source: 'bridge vllm b-1:7',
+        activePrefillTokens: undefined,
+      }),
+      900,
+    );
+    registry.applyReport(report('direct', 10), 950);
+    const [m] = sut.snapshot(1000).models;
+    const [bridged, direct] = m.workers;
+    expect(bridged).toMatchObject({
+      worker_id: 'bridged',
+      last_report_age_ms: 100,
+      report_measured_age_ms: 300,
+      report_source: 'bridge vllm b-1:7',
+    });
+    expect(bridged.ranks[0].prefill_source).toBe('frontend');
+    expect(direct).toMatchObject({ report_measured_age_ms: 50, report_source: null });
+    expect(direct.ranks[0].prefill_source).toBe('reported');
+  });
 });

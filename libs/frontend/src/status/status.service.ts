@@ -77,6 +77,8 @@ export class StatusService {
       inflight_requests: worker.inflightRequests,
       inflight_prompt_tokens: worker.inflightPromptTokens,
       last_report_age_ms: Math.max(0, nowMs - worker.lastSeenMs),
+      report_measured_age_ms: Math.max(0, nowMs - worker.lastReportMs),
+      report_source: worker.source ?? null,
       ranks: worker.ranks.map((state, i) => rankStatus(i, state, t)),
     };
   }

@@ -26,6 +26,15 @@ export class RankStatusDto {
   @ApiProperty({ type: Number, nullable: true, example: 0 })
   active_prefill_tokens!: number | null;
 
+  @ApiProperty({
+    enum: ['reported', 'frontend'],
+    nullable: true,
+    description:
+      "where active_prefill_tokens comes from: the rank's reports, or (for engines that do not " +
+      'export it) the prompt tokens this frontend sent that have no first token yet (contract §4)',
+  })
+  prefill_source!: 'reported' | 'frontend' | null;
+
   @ApiProperty({ type: Number, nullable: true, example: 8192 })
   max_num_batched_tokens!: number | null;
 
@@ -77,8 +86,23 @@ export class WorkerStatusDto {
   @ApiProperty({ description: 'prompt tokens of those requests' })
   inflight_prompt_tokens!: number;
 
-  @ApiProperty({ description: 'ms since the last load report' })
+  @ApiProperty({ description: 'ms since the last load report arrived' })
   last_report_age_ms!: number;
+
+  @ApiProperty({
+    description:
+      'ms since the newest report was measured (its timestamp_ms; when it arrived if it has none): ' +
+      'how old the load is that admission judges the worker on',
+  })
+  report_measured_age_ms!: number;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'bridge vllm bridge-7c9f:1',
+    description: "who publishes the worker's reports (their `source`), e.g. an engine bridge",
+  })
+  report_source!: string | null;
 
   @ApiProperty({ type: [RankStatusDto] })
   ranks!: RankStatusDto[];
