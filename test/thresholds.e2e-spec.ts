@@ -401,6 +401,7 @@ describe('busy thresholds with the embedded database', () => {
       const res = await post(`${fe.url}/busy_threshold`, {
         model: 'embedded/model',
         active_prefill_tokens_threshold: 123,
+        waiting_requests_threshold: 7,
       });
       expect(res.status).toBe(200);
       const page = (await (await fetch(`${fe.url}/busy_threshold/audit`)).json()) as {
@@ -413,6 +414,7 @@ describe('busy thresholds with the embedded database', () => {
         (await post(`${fe.url}/busy_threshold`, { model: 'embedded/model' })).json,
       ).toMatchObject({
         active_prefill_tokens_threshold: 123,
+        waiting_requests_threshold: 7,
       });
     } finally {
       await fe.proc.stop();
