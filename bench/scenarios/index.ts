@@ -7,6 +7,7 @@ import { reactionScenario } from './s5-reaction';
 import { propagationScenario } from './s6-propagation';
 import { goodputScenario } from './s7-goodput';
 import { memoryScenario } from './s8-memory';
+import { bridgeScenario } from './s9-bridge';
 
 /** Every scenario of issue 5, in the order they run. */
 export const SCENARIOS: Scenario[] = [
@@ -18,4 +19,5 @@ export const SCENARIOS: Scenario[] = [
   propagationScenario,
   goodputScenario,
   memoryScenario,
+  bridgeScenario,
 ];

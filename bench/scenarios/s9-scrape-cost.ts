@@ -1,0 +1,227 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { connect, NatsConnection } from 'nats';
+import { BenchContext, CPU } from '../lib/context';
+import { metrics, metricSum, MODEL } from '../lib/http';
+import { Proc, ProcessGroup } from '../lib/processes';
+import { monotonicUs, ProfileSummary, summarizeProfile } from '../lib/profile';
+import { cpuMs, CpuMeter, rssMb } from '../lib/procfs';
+import { startPrivateNats } from '../lib/sluice';
+import { freePort, sleep, uniqueNamespace, waitFor } from '../lib/util';
+import { metricSamples } from '@sluice/testkit';
+
+export const TARGETS = 1000;
+export const INTERVAL_MS = 250;
+const RESULTS = ['ok', 'error', 'timeout', 'unparsable'] as const;
+
+export interface ScrapeCost {
+  targets: number;
+  bodyBytes: number;
+  windowS: number;
+  /** Scrapes counted by the bridge in the window, by result. */
+  scrapes: Record<(typeof RESULTS)[number], number>;
+  /** Reports that arrived on NATS in the window, and the distinct workers among them. */
+  reports: number;
+  workers: number;
+  workerDowns: number;
+  /** Per report: its age on arrival (now − timestamp_ms). */
+  arrivalAgeMs: number[];
+  /** Per report: the age the worker's previous report had reached when this one arrived. */
+  ageBeforeNextMs: number[];
+  /** `sluice_bridge_report_age_seconds` of every worker, sampled during the window. */
+  gaugeAgeMs: number[];
+  gaugeSamples: number;
+  bridgeCpuMs: number;
+  rssMaxMb: number | null;
+  farmCores: number;
+  natsPrivate: boolean;
+  /** CPU used outside the bench's processes during the window (cores: mean, peak). */
+  otherLoad: { mean: number; max: number };
+  /** The bridge's hot spots in a second, profiled run (full runs). */
+  profile: ProfileSummary | null;
+}
+
+/** Watches the bridge's reports on NATS: arrival age and how old each worker's view got. */
+class ReportWatch {
+  readonly arrivalAgeMs: number[] = [];
+  readonly ageBeforeNextMs: number[] = [];
+  readonly seen = new Set<string>();
+  readonly inWindow = new Set<string>();
+  reports = 0;
+  downs = 0;
+  recording = false;
+  private readonly last = new Map<string, number>();
+
+  constructor(
+    readonly nc: NatsConnection,
+    namespace: string,
+  ) {
+    const dec = new TextDecoder();
+    nc.subscribe(`namespace.${namespace}.kv_metrics`, {
+      callback: (_err, msg) => {
+        const now = Date.now();
+        const r = JSON.parse(dec.decode(msg.data)) as { worker_id: string; timestamp_ms: number };
+        const prev = this.last.get(r.worker_id);
+        this.last.set(r.worker_id, r.timestamp_ms);
+        this.seen.add(r.worker_id);
+        if (!this.recording) return;
+        this.reports++;
+        this.inWindow.add(r.worker_id);
+        this.arrivalAgeMs.push(now - r.timestamp_ms);
+        if (prev !== undefined) this.ageBeforeNextMs.push(now - prev);
+      },
+    });
+    nc.subscribe(`namespace.${namespace}.worker_down`, {
+      callback: () => {
+        if (this.recording) this.downs++;
+      },
+    });
+  }
+}
+
+async function startFarm(
+  g: ProcessGroup,
+): Promise<{ proc: Proc; ports: number[]; bodyBytes: number }> {
+  const proc = g.node('engine-farm', 'dist/bench/tools/engine-farm.js', [String(TARGETS), MODEL], {
+    cpu: CPU.client,
+    captureStdout: true,
+  });
+  const ready = await waitFor(
+    () => {
+      if (!proc.running) throw new Error(`engine-farm exited: ${proc.tail.slice(-1000)}`);
+      const line = proc.stdout.split('\n').find((l) => l.startsWith('{'));
+      return line ? (JSON.parse(line) as { ports: number[]; bodyBytes: number }) : undefined;
+    },
+    'engine-farm ready',
+    60000,
+  );
+  return { proc, ...ready };
+}
+
+/**
+ * The same bridge again under `node --cpu-prof` (the profiler's overhead stays out of the
+ * figures): warm-up, then the hot spots of a few seconds of scraping every target.
+ */
+async function profileBridge(
+  ctx: BenchContext,
+  g: ProcessGroup,
+  args: string[],
+  watch: ReportWatch,
+): Promise<ProfileSummary> {
+  ctx.log('profiling the bridge (node --cpu-prof)');
+  const dir = mkdtempSync(join(ctx.tmpDir, 'cpuprof-bridge-'));
+  const bridge = g.node('bridge-profiled', 'dist/apps/bridge/main.js', args, {
+    cpu: CPU.server,
+    nodeArgs: [
+      '--cpu-prof',
+      `--cpu-prof-dir=${dir}`,
+      '-r',
+      join(__dirname, '..', 'tools', 'profile-exit.js'),
+    ],
+  });
+  await bridge.waitForOutput(/bridge for vllm engines/, 30000);
+  watch.seen.clear();
+  await waitFor(() => watch.seen.size >= TARGETS || undefined, 'every target reported', 60000);
+  await sleep((ctx.quick ? 2 : 5) * 1000);
+  const fromUs = monotonicUs();
+  await sleep((ctx.quick ? 3 : 8) * 1000);
+  const toUs = monotonicUs();
+  bridge.child.kill('SIGUSR2');
+  await bridge.exited;
+  return summarizeProfile(dir, { fromUs, toUs });
+}
+
+/**
+ * Part 1 of scenario 9: one standalone bridge scraping TARGETS fake vLLM engines every 250 ms
+ * through a targets file and publishing on NATS; the bench reads the reports as a frontend would.
+ */
+export async function measureScrapeCost(ctx: BenchContext): Promise<ScrapeCost> {
+  const g = ctx.group();
+  let nc: NatsConnection | undefined;
+  try {
+    const priv = await startPrivateNats(g, ctx.tmpDir, CPU.client);
+    const natsUrl = priv?.url ?? ctx.natsUrl;
+    const ns = uniqueNamespace('s9');
+    nc = await connect({ servers: natsUrl, name: 'sluice-bench-s9' });
+    const watch = new ReportWatch(nc, ns);
+    const farm = await startFarm(g);
+    const file = join(ctx.tmpDir, 's9-targets.txt');
+    const lines = farm.ports.map(
+      (p, i) => `engine-${String(i + 1).padStart(4, '0')}=http://127.0.0.1:${p}`,
+    );
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const port = await freePort();
+    const args = [
+      ...['--engine', 'vllm', '--targets-file', file, '--nats-url', natsUrl],
+      ...['--namespace', ns, '--http-host', '127.0.0.1', '--http-port', String(port)],
+    ];
+    const bridge = g.node('bridge', 'dist/apps/bridge/main.js', args, { cpu: CPU.server });
+    const ops = `http://127.0.0.1:${port}`;
+    await bridge.waitForOutput(/bridge for vllm engines/, 30000);
+    await waitFor(() => watch.seen.size >= TARGETS || undefined, 'every target reported', 60000);
+    const warm = ctx.quick ? 3 : 10;
+    const windowS = ctx.quick ? 6 : 30;
+    ctx.log(
+      `${TARGETS} targets (${farm.bodyBytes} bytes of /metrics each) all reported; ${warm} s warm-up, ${windowS} s measured`,
+    );
+    await sleep(warm * 1000);
+
+    const count = (text: string, result: string): number =>
+      metricSum(text, 'sluice_bridge_scrapes_total', { result });
+    const before = await metrics(ops);
+    const cpu0 = cpuMs(bridge.pid);
+    const farmMeter = new CpuMeter(farm.proc.pid);
+    const t0 = Date.now();
+    watch.recording = true;
+    const gaugeAgeMs: number[] = [];
+    let gaugeSamples = 0;
+    let rssMax: number | null = null;
+    const every = ctx.quick ? 1000 : 2000;
+    for (let t = every; t < windowS * 1000; t += every) {
+      await sleep(Math.max(0, t0 + t - Date.now()));
+      const text = await metrics(ops);
+      for (const v of metricSamples(text, 'sluice_bridge_report_age_seconds'))
+        gaugeAgeMs.push(v * 1000);
+      gaugeSamples++;
+      rssMax = Math.max(rssMax ?? 0, rssMb(bridge.pid) ?? 0);
+    }
+    await sleep(Math.max(0, t0 + windowS * 1000 - Date.now()));
+    watch.recording = false;
+    const cpu1 = cpuMs(bridge.pid);
+    const wall = Date.now() - t0;
+    const after = await metrics(ops);
+    const farmCores = farmMeter.read();
+    const otherLoad = ctx.foreign.between(t0, t0 + wall);
+    const scrapes = Object.fromEntries(
+      RESULTS.map((r) => [r, count(after, r) - count(before, r)]),
+    ) as ScrapeCost['scrapes'];
+    if (!bridge.running) throw new Error(`the bridge exited: ${bridge.tail.slice(-1000)}`);
+    let profile: ProfileSummary | null = null;
+    if (ctx.profile) {
+      await bridge.stop();
+      profile = await profileBridge(ctx, g, args, watch);
+    }
+    return {
+      targets: TARGETS,
+      bodyBytes: farm.bodyBytes,
+      windowS: wall / 1000,
+      scrapes,
+      reports: watch.reports,
+      workers: watch.inWindow.size,
+      workerDowns: watch.downs,
+      arrivalAgeMs: watch.arrivalAgeMs,
+      ageBeforeNextMs: watch.ageBeforeNextMs,
+      gaugeAgeMs,
+      gaugeSamples,
+      bridgeCpuMs: cpu1 - cpu0,
+      rssMaxMb: rssMax,
+      farmCores,
+      natsPrivate: priv !== null,
+      otherLoad,
+      profile,
+    };
+  } finally {
+    await nc?.close();
+    await g.stopAll();
+  }
+}
