@@ -1,5 +1,13 @@
 import type { DatabaseError } from 'pg';
-import { DataSource, EntityManager, QueryFailedError, QueryRunner } from 'typeorm';
+import {
+  DataSource,
+  EntityManager,
+  FindOptionsWhere,
+  IsNull,
+  Not,
+  QueryFailedError,
+  QueryRunner,
+} from 'typeorm';
 import { ModelThresholdEntity } from './entities/model-threshold.entity';
 import { ThresholdAuditEntity } from './entities/threshold-audit.entity';
 import {
@@ -35,9 +43,11 @@ export class TypeOrmThresholdRepository extends ThresholdRepository {
 
   loadAll(): Promise<Map<string, ThresholdValues>> {
     return this.withConnection(async (em) => {
-      const qb = em.getRepository(ModelThresholdEntity).createQueryBuilder('t');
-      for (const key of THRESHOLD_KEYS) qb.orWhere(`t.${key} IS NOT NULL`);
-      const rows = await qb.getMany();
+      // Rows with at least one stored value: one `key IS NOT NULL` alternative per threshold.
+      const anyStored: FindOptionsWhere<ModelThresholdEntity>[] = THRESHOLD_KEYS.map((key) => ({
+        [key]: Not(IsNull()),
+      }));
+      const rows = await em.getRepository(ModelThresholdEntity).find({ where: anyStored });
       return new Map(rows.map((row) => [row.model, valuesOf(row)]));
     });
   }
