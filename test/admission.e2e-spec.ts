@@ -241,6 +241,7 @@ describe('admission control (token-capacity) over real NATS', () => {
         endpoint: workerA.url,
         active_decode_blocks: 99,
         kv_total_blocks: 100,
+        num_requests_waiting: -1,
       },
       {
         worker_id: 'steady',
