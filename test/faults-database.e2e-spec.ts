@@ -160,7 +160,12 @@ describe('PostgreSQL outage under live traffic', () => {
           outcomes.push({ model, status: (await setThreshold(model, 0.25)).status });
         }
       });
-      await new Promise((r) => setTimeout(r, 150));
+      // Cut only once writes are flowing (some stored this round), however slow the machine.
+      const stored = outcomes.filter((o) => o.status === 200).length;
+      await waitFor(
+        () => outcomes.filter((o) => o.status === 200).length > stored,
+        'a write stored before the cut',
+      );
       proxy.cut();
       await new Promise((r) => setTimeout(r, 150));
       writing = false;

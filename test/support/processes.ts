@@ -88,7 +88,9 @@ export async function startFrontend(
     ...flags,
   ]);
   const url = `http://127.0.0.1:${port}`;
-  await proc.waitForOutput(/frontend listening on/);
+  // Generous: a frontend starts in about 2 s, but a 2-core machine running the whole suite (or
+  // a benchmark) beside it can take many times that; speed belongs to the bench, not here.
+  await proc.waitForOutput(/frontend listening on/, 60_000);
   await waitFor(async () => (await fetch(`${url}/health`)).status === 200, 'frontend /health 200');
   return { proc, url, namespace };
 }

@@ -53,7 +53,7 @@ describe('LoadRun against a loopback server', () => {
       setTimeout(() => {
         res.write('data: {"choices":[],"usage":{"completion_tokens":5}}\n\n');
         res.end('data: [DONE]\n\n');
-      }, 60);
+      }, 500);
     });
 
     const { summary, unreachable } = await run(portOf(server), [
@@ -64,8 +64,10 @@ describe('LoadRun against a loopback server', () => {
     expect(summary).toMatchObject({ other_errors: 0, dropped: 0, aborted: 0 });
     expect(summary.rejection_ratio).toBeCloseTo(1 / 3, 3);
     expect(summary.output_tokens).toBe(100);
-    expect(summary.ttft_p99_ms).toBeLessThan(50);
-    expect(summary.latency_p50_ms).toBeGreaterThanOrEqual(55);
+    // TTFT is taken at the first event, not at the end half a second later: compared with the
+    // run's own latencies rather than a wall-clock bound, so a busy machine cannot fail it.
+    expect(summary.latency_p50_ms).toBeGreaterThanOrEqual(500);
+    expect(summary.ttft_p99_ms).toBeLessThan(summary.latency_p50_ms as number);
     expect(unreachable).toBeNull();
   });
 
