@@ -70,6 +70,19 @@ function scrapeFigures(c: ScrapeCost): Figure[] {
   ];
 }
 
+function startupText(c: ScrapeCost): string {
+  const u = c.startup;
+  return (
+    `**Start-up.** Every target had reported ${fmt(u.allReportedS, 1)} s after the bridge started. ` +
+    (u.settled
+      ? `It settled (no failed scrape for 3 s) ${fmt(u.settledS, 0)} s after start`
+      : `It had not settled (a failed scrape in every 3 s) ${fmt(u.settledS, 0)} s after start; the window was measured anyway`) +
+    `; until then ${fmt(u.failedScrapes)} scrapes failed and ${fmt(u.workerDowns)} worker_down were published for engines that ` +
+    'answered all along: the first scrape of every target starts at the same instant (and each next one an interval ' +
+    'after the previous started), so the bridge begins with 1,000 requests and 45 MB of bodies at once, past the 1 s deadline.'
+  );
+}
+
 function scrapeDetails(c: ScrapeCost): string {
   const total = Object.values(c.scrapes).reduce((a, b) => a + b, 0);
   const usPerScrape = total > 0 ? (c.bridgeCpuMs * 1000) / total : NaN;
@@ -103,6 +116,8 @@ function scrapeDetails(c: ScrapeCost): string {
     `| ${fmt(OFFERED)} | ${fmt(total / c.windowS)} | ${c.scrapes.ok} / ${c.scrapes.error} / ${c.scrapes.timeout} / ${c.scrapes.unparsable} | ` +
       `${fmt(c.reports)} (${fmt(c.workers)}) | ${c.workerDowns} | ${Math.round((100 * c.bridgeCpuMs) / 1000 / c.windowS)} % | ${fmt(usPerScrape, 1)} | ` +
       `${fmt(c.rssMaxMb, 0)} MB | ${Math.round(c.farmCores * 100)} % |`,
+    '',
+    startupText(c),
     '',
     `At ${fmt(usPerScrape, 0)} µs per scrape one core sustains about ${fmt(1e6 / usPerScrape)} scrapes/s, i.e.`,
     `about ${fmt((1e6 / usPerScrape) * (INTERVAL_MS / 1000))} targets at ${INTERVAL_MS} ms on one Node process; the cost per scrape`,
@@ -206,6 +221,11 @@ function analysis(c: ScrapeCost, rs: Reaction[], figures: Figure[]): string[] {
             'so the limit is CPU per scrape in one Node process (one event loop scrapes every target)'
           : `, which a whole core would sustain: it did not get one`) +
         ` (other work on the machine meanwhile: ${fmt(c.otherLoad.mean, 2)} cores on average).` +
+        (c.scrapes.timeout + c.workerDowns > 0
+          ? ` In the window ${fmt(c.scrapes.timeout)} scrapes timed out and ${fmt(c.workerDowns)} worker_down were published for ` +
+            "engines that answered: once behind, the 1 s deadline counts the wait for the bridge's own event loop, and a timed-out " +
+            'target is scraped again at once, which adds load.'
+          : '') +
         top
       );
     });

@@ -24,6 +24,14 @@ export interface ScrapeCost {
   reports: number;
   workers: number;
   workerDowns: number;
+  /** Start-up, before the window: the first scrapes of every target start at once. */
+  startup: {
+    allReportedS: number;
+    settledS: number;
+    settled: boolean;
+    failedScrapes: number;
+    workerDowns: number;
+  };
   /** Per report: its age on arrival (now − timestamp_ms). */
   arrivalAgeMs: number[];
   /** Per report: the age the worker's previous report had reached when this one arrived. */
@@ -48,6 +56,7 @@ class ReportWatch {
   readonly seen = new Set<string>();
   readonly inWindow = new Set<string>();
   reports = 0;
+  /** worker_down messages since the bridge started. */
   downs = 0;
   recording = false;
   private readonly last = new Map<string, number>();
@@ -73,7 +82,7 @@ class ReportWatch {
     });
     nc.subscribe(`namespace.${namespace}.worker_down`, {
       callback: () => {
-        if (this.recording) this.downs++;
+        this.downs++;
       },
     });
   }
@@ -155,23 +164,45 @@ export async function measureScrapeCost(ctx: BenchContext): Promise<ScrapeCost> 
       ...['--engine', 'vllm', '--targets-file', file, '--nats-url', natsUrl],
       ...['--namespace', ns, '--http-host', '127.0.0.1', '--http-port', String(port)],
     ];
+    const startedAt = Date.now();
     const bridge = g.node('bridge', 'dist/apps/bridge/main.js', args, { cpu: CPU.server });
     const ops = `http://127.0.0.1:${port}`;
     await bridge.waitForOutput(/bridge for vllm engines/, 30000);
     await waitFor(() => watch.seen.size >= TARGETS || undefined, 'every target reported', 60000);
-    const warm = ctx.quick ? 3 : 10;
-    const windowS = ctx.quick ? 6 : 30;
-    ctx.log(
-      `${TARGETS} targets (${farm.bodyBytes} bytes of /metrics each) all reported; ${warm} s warm-up, ${windowS} s measured`,
-    );
-    await sleep(warm * 1000);
-
+    const allReportedS = (Date.now() - startedAt) / 1000;
     const count = (text: string, result: string): number =>
       metricSum(text, 'sluice_bridge_scrapes_total', { result });
+    const failed = (text: string): number =>
+      RESULTS.filter((r) => r !== 'ok').reduce((a, r) => a + count(text, r), 0);
+    await sleep((ctx.quick ? 3 : 10) * 1000);
+    // Steady state: no failed scrape for 3 s (bounded: a bridge that never settles is measured as is).
+    const settleBy = Date.now() + (ctx.quick ? 15000 : 60000);
+    let failures = failed(await metrics(ops));
+    let settled = false;
+    while (!settled && Date.now() < settleBy) {
+      await sleep(3000);
+      const now = failed(await metrics(ops));
+      settled = now === failures;
+      failures = now;
+    }
+    const startup = {
+      allReportedS,
+      settledS: (Date.now() - startedAt) / 1000,
+      settled,
+      failedScrapes: failures,
+      workerDowns: watch.downs,
+    };
+    const windowS = ctx.quick ? 6 : 30;
+    ctx.log(
+      `${TARGETS} targets (${farm.bodyBytes} bytes of /metrics each) all reported after ${allReportedS.toFixed(1)} s; ` +
+        `${settled ? 'settled' : 'not settled'} after ${startup.settledS.toFixed(0)} s (${failures} failed scrapes, ${watch.downs} worker_down); ${windowS} s measured`,
+    );
+
     const before = await metrics(ops);
     const cpu0 = cpuMs(bridge.pid);
     const farmMeter = new CpuMeter(farm.proc.pid);
     const t0 = Date.now();
+    const downs0 = watch.downs;
     watch.recording = true;
     const gaugeAgeMs: number[] = [];
     let gaugeSamples = 0;
@@ -208,7 +239,8 @@ export async function measureScrapeCost(ctx: BenchContext): Promise<ScrapeCost> 
       scrapes,
       reports: watch.reports,
       workers: watch.inWindow.size,
-      workerDowns: watch.downs,
+      workerDowns: watch.downs - downs0,
+      startup,
       arrivalAgeMs: watch.arrivalAgeMs,
       ageBeforeNextMs: watch.ageBeforeNextMs,
       gaugeAgeMs,
