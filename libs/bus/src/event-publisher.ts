@@ -1,4 +1,4 @@
-import { natsServerOptions } from '@sluice/contracts';
+import { natsServerOptions, redactedUrl } from '@sluice/contracts';
 import { Logger } from '@nestjs/common';
 import { connect, NatsConnection } from 'nats';
 import { InProcessBus } from './in-process-bus';
@@ -46,6 +46,8 @@ export class NatsEventPublisher extends EventPublisher {
 
   static async connect(url: string, name: string): Promise<NatsEventPublisher> {
     const logger = new Logger('NatsEventPublisher');
+    // The URL may carry a user and password (or a token): never in a log line.
+    const shown = redactedUrl(url);
     const publisher = new NatsEventPublisher();
     const connecting = connect({
       ...natsServerOptions(url),
@@ -58,9 +60,10 @@ export class NatsEventPublisher extends EventPublisher {
       (nc) => {
         if (publisher.closing) return void nc.close();
         publisher.nc = nc;
-        if (publisher.waited) logger.warn(`NATS at ${url} reachable now: publishing load reports`);
+        if (publisher.waited)
+          logger.warn(`NATS at ${shown} reachable now: publishing load reports`);
       },
-      (err: unknown) => logger.error(`cannot connect to NATS at ${url}: ${String(err)}`),
+      (err: unknown) => logger.error(`cannot connect to NATS at ${shown}: ${String(err)}`),
     );
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
@@ -70,7 +73,7 @@ export class NatsEventPublisher extends EventPublisher {
     clearTimeout(timer);
     if (!publisher.nc) {
       publisher.waited = true;
-      logger.warn(`NATS at ${url} not reachable yet: serving without load reports, retrying`);
+      logger.warn(`NATS at ${shown} not reachable yet: serving without load reports, retrying`);
     }
     return publisher;
   }
