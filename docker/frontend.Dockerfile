@@ -43,9 +43,10 @@ RUN chmod 0755 /usr/local/bin/sluice-entrypoint && mkdir -p /app/data && chown 1
 # The image's `node` user, by number so that Kubernetes can verify runAsNonRoot.
 USER 1000:1000
 EXPOSE 8000
-# Liveness only: /health also turns 503 while PostgreSQL or NATS is away, which is a reason to
-# stop routing to the container (readiness), not to restart it.
+# Healthy = can serve (GET /ready: not draining, thresholds loaded once). Not /health: that
+# also turns 503 while PostgreSQL or NATS is away, when the frontend still serves on the last
+# loaded thresholds and the last known load.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
-  CMD ["node", "/app/docker/healthcheck.js", "/live", "--http-port", "SLUICE_HTTP_PORT", "8000"]
+  CMD ["node", "/app/docker/healthcheck.js", "/ready", "--http-port", "SLUICE_HTTP_PORT", "8000"]
 ENTRYPOINT ["/usr/local/bin/sluice-entrypoint"]
 CMD []

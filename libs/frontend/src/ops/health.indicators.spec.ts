@@ -1,5 +1,6 @@
 import { HealthIndicatorService } from '@nestjs/terminus';
 import { ThresholdRepository } from '../thresholds/persistence';
+import { ThresholdSyncService } from '../thresholds/threshold-sync.service';
 import { BusStateService } from './bus-state.service';
 import { HealthIndicators } from './health.indicators';
 import { LifecycleService } from './lifecycle.service';
@@ -24,6 +25,7 @@ describe('HealthIndicators.databaseHealth', () => {
       {} as BusStateService,
       repository,
       {} as LifecycleService,
+      {} as ThresholdSyncService,
     );
   });
 
@@ -50,5 +52,21 @@ describe('HealthIndicators.databaseHealth', () => {
     answer?.();
     await expect(second).resolves.toMatchObject({ database: { status: 'up' } });
     expect(pings).toBe(2);
+  });
+});
+
+describe('HealthIndicators.thresholdsLoaded', () => {
+  const sut = (loadedOnce: boolean): HealthIndicators =>
+    new HealthIndicators(
+      new HealthIndicatorService(),
+      {} as BusStateService,
+      {} as ThresholdRepository,
+      {} as LifecycleService,
+      { loadedOnce } as ThresholdSyncService,
+    );
+
+  it('is down until the stored thresholds were loaded once, then up for good', () => {
+    expect(sut(false).thresholdsLoaded()).toMatchObject({ thresholds: { status: 'down' } });
+    expect(sut(true).thresholdsLoaded()).toMatchObject({ thresholds: { status: 'up' } });
   });
 });

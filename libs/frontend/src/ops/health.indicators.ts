@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
 import { ThresholdRepository } from '../thresholds/persistence';
+import { ThresholdSyncService } from '../thresholds/threshold-sync.service';
 import { BusStateService } from './bus-state.service';
 import { LifecycleService } from './lifecycle.service';
 
@@ -20,7 +21,17 @@ export class HealthIndicators {
     private readonly bus: BusStateService,
     private readonly repository: ThresholdRepository,
     private readonly lifecycle: LifecycleService,
+    private readonly sync: ThresholdSyncService,
   ) {}
+
+  /**
+   * Thresholds loaded at least once: before that, admission would run on the global flags
+   * alone. After it, a database outage only freezes them at their last values (still ready).
+   */
+  thresholdsLoaded(): HealthIndicatorResult<'thresholds'> {
+    const check = this.indicators.check('thresholds');
+    return this.sync.loadedOnce ? check.up() : check.down({ message: 'not loaded yet' });
+  }
 
   busHealth(): HealthIndicatorResult<'bus'> {
     const state = this.bus.state;

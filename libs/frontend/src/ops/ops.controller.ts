@@ -18,11 +18,29 @@ export class OpsController {
     return { status: 'ok' };
   }
 
-  /** Ready when the bus and the threshold database answer and no shutdown is under way. */
+  /**
+   * For load balancers and Kubernetes readiness: ready while this replica can serve — not
+   * draining, thresholds loaded once — even through a database or NATS outage, when admission
+   * goes on with the last loaded thresholds and the last known load. Taking every replica out of
+   * its Service because their shared database is down would stop the fleet for nothing.
+   */
+  @Get('ready')
+  @HealthCheck()
+  @ApiOperation({
+    summary: 'Readiness: serving (not draining, thresholds loaded once), whatever the dependencies',
+  })
+  ready(): Promise<HealthCheckResult> {
+    return this.health.check([
+      () => this.indicators.serving(),
+      () => this.indicators.thresholdsLoaded(),
+    ]);
+  }
+
+  /** Dependency status: the bus and the threshold database answer and no shutdown is under way. */
   @Get('health')
   @HealthCheck()
-  @ApiOperation({ summary: 'Readiness: bus and threshold database reachable, not draining' })
-  ready(): Promise<HealthCheckResult> {
+  @ApiOperation({ summary: 'Dependencies: bus and threshold database reachable, not draining' })
+  dependencies(): Promise<HealthCheckResult> {
     return this.health.check([
       () => this.indicators.serving(),
       () => this.indicators.busHealth(),

@@ -26,6 +26,7 @@ export class ThresholdSyncService implements OnApplicationBootstrap, OnModuleDes
   private timer: NodeJS.Timeout | undefined;
   private resyncing = false;
   private stopped = false;
+  private loaded = false;
   /** Audit id of the newest change applied per model, so a slower older write never wins. */
   private readonly applied = new Map<string, bigint>();
 
@@ -36,6 +37,11 @@ export class ThresholdSyncService implements OnApplicationBootstrap, OnModuleDes
     private readonly database: ThresholdDatabase,
     @InjectMetric(METRIC.thresholdStoreUp) private readonly storeUp: Gauge,
   ) {}
+
+  /** The stored thresholds have been loaded at least once (readiness, contract §3). */
+  get loadedOnce(): boolean {
+    return this.loaded;
+  }
 
   /** Every database access reports here, so the gauge follows the store between resyncs. */
   markStore(up: boolean): void {
@@ -121,6 +127,7 @@ export class ThresholdSyncService implements OnApplicationBootstrap, OnModuleDes
         }
       }
       this.markStore(true);
+      this.loaded = true;
     } catch (err) {
       this.markStore(false);
       this.logger.warn(`threshold resync failed, keeping the last loaded values: ${String(err)}`);
