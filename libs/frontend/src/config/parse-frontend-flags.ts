@@ -1,13 +1,13 @@
 import { parseArgs } from 'node:util';
 import { ENGINE_NAMES, EngineName, parseTargetSpec, TargetSpecError } from '@sluice/bridge';
 import {
-  AdminToken,
   AdmissionControl,
   EngineTarget,
   FrontendConfig,
   LogLevel,
   RouterMode,
 } from './frontend-config';
+import { parseAdminTokens } from './admin-tokens';
 import { FrontendConfigError } from './frontend-config.error';
 import { THRESHOLD_SPECS } from './threshold-keys';
 
@@ -30,6 +30,7 @@ const FLAGS = {
   'database-url': { type: 'string' },
   'data-dir': { type: 'string' },
   'admin-token': { type: 'string', multiple: true },
+  'admin-token-file': { type: 'string' },
   'engine-target': { type: 'string', multiple: true },
   'threshold-resync-ms': { type: 'string' },
   'log-level': { type: 'string' },
@@ -190,7 +191,7 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
     natsUrl: parseNatsUrl(r),
     databaseUrl: parseDatabaseUrl(r),
     dataDir: r.string('data-dir', './data'),
-    adminTokens: parseAdminTokens(values['admin-token'], env),
+    adminTokens: parseAdminTokens(values['admin-token'], adminTokenFile(r), env),
     engineTargets: parseEngineTargets(values['engine-target'], env),
     thresholdResyncMs: int('threshold-resync-ms', 100, 5000),
     logLevel: r.oneOf<LogLevel>('log-level', ['debug', 'info', 'warn', 'error'], 'info'),
@@ -214,30 +215,9 @@ function parseDatabaseUrl(reader: FlagReader): string | null {
   return r.value;
 }
 
-/** `NAME:TOKEN`, repeatable; the env form is a comma-separated list. Tokens never reach a log. */
-function parseAdminTokens(fromArgs: string[] | undefined, env: NodeJS.ProcessEnv): AdminToken[] {
-  const source = fromArgs?.length ? '--admin-token' : envName('admin-token');
-  const raw = fromArgs?.length
-    ? fromArgs
-    : (env[envName('admin-token')] ?? '').split(',').filter(Boolean);
-  const tokens: AdminToken[] = [];
-  for (const item of raw) {
-    const i = item.indexOf(':');
-    const name = i > 0 ? item.slice(0, i) : '';
-    const token = i > 0 ? item.slice(i + 1) : '';
-    if (!/^[A-Za-z0-9_.@-]{1,64}$/.test(name) || token.length < 8 || /\s/.test(token)) {
-      throw new FrontendConfigError(
-        source,
-        name ? `${name}:<hidden>` : '<hidden>',
-        'expected NAME:TOKEN (name: 1-64 of A-Z a-z 0-9 _ . @ -; token: 8+ characters, no spaces)',
-      );
-    }
-    if (tokens.some((t) => t.name === name)) {
-      throw new FrontendConfigError(source, `${name}:<hidden>`, `admin name '${name}' given twice`);
-    }
-    tokens.push({ name, token });
-  }
-  return tokens;
+function adminTokenFile(r: FlagReader): { path: string; source: string } | undefined {
+  const file = r.raw('admin-token-file');
+  return file && { path: file.value, source: file.source };
 }
 
 /**

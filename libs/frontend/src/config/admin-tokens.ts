@@ -1,0 +1,77 @@
+import { readFileSync } from 'node:fs';
+import { AdminToken } from './frontend-config';
+import { FrontendConfigError } from './frontend-config.error';
+
+/**
+ * Tokens shipped as examples (the Kubernetes Secret's placeholder, the old compose default): a
+ * deployment that forgot to replace one would accept a token anyone can read in this repository.
+ */
+const PLACEHOLDER = /change-?me|sluice-demo|placeholder|example-token/i;
+
+interface Source {
+  readonly name: string;
+  readonly items: readonly string[];
+}
+
+/**
+ * `NAME:TOKEN` items from `--admin-token` (repeatable; env: comma-separated) and from
+ * `--admin-token-file` (one a line, `#` comments), so tokens need not appear on a command line
+ * that `ps` shows. Token values never reach an error message.
+ */
+export function parseAdminTokens(
+  fromArgs: readonly string[] | undefined,
+  file: { path: string; source: string } | undefined,
+  env: NodeJS.ProcessEnv,
+): AdminToken[] {
+  const sources: Source[] = [];
+  if (fromArgs?.length) sources.push({ name: '--admin-token', items: fromArgs });
+  else {
+    const fromEnv = (env.SLUICE_ADMIN_TOKEN ?? '').split(',').filter(Boolean);
+    if (fromEnv.length) sources.push({ name: 'SLUICE_ADMIN_TOKEN', items: fromEnv });
+  }
+  if (file) sources.push({ name: file.source, items: readTokenFile(file.path, file.source) });
+  const tokens: AdminToken[] = [];
+  for (const { name: source, items } of sources) {
+    for (const item of items) tokens.push(parseItem(item, source, tokens));
+  }
+  return tokens;
+}
+
+function readTokenFile(path: string, source: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    throw new FrontendConfigError(source, path, `cannot read the file (${code})`);
+  }
+  return text
+    .split(/\r?\n/)
+    .map((line) => line.replace(/#.*$/, '').trim())
+    .filter(Boolean);
+}
+
+function parseItem(item: string, source: string, seen: readonly AdminToken[]): AdminToken {
+  const i = item.indexOf(':');
+  const name = i > 0 ? item.slice(0, i) : '';
+  const token = i > 0 ? item.slice(i + 1) : '';
+  const shown = name ? `${name}:<hidden>` : '<hidden>';
+  if (!/^[A-Za-z0-9_.@-]{1,64}$/.test(name) || token.length < 8 || /\s/.test(token)) {
+    throw new FrontendConfigError(
+      source,
+      shown,
+      'expected NAME:TOKEN (name: 1-64 of A-Z a-z 0-9 _ . @ -; token: 8+ characters, no spaces)',
+    );
+  }
+  if (PLACEHOLDER.test(token)) {
+    throw new FrontendConfigError(
+      source,
+      shown,
+      'this is an example token from the repository, not a secret: set a long random one',
+    );
+  }
+  if (seen.some((t) => t.name === name)) {
+    throw new FrontendConfigError(source, shown, `admin name '${name}' given twice`);
+  }
+  return { name, token };
+}
