@@ -1,36 +1,8 @@
-import { RankLoad } from '../engine/rank-scheduler';
-import { EngineState } from './engine-state.reader';
+import { BUSY_RANK, engineState, IDLE_RANK } from './engine-state.fixture';
 import { SIM_SGLANG_VERSION, sglangLoads, sglangServerInfo } from './sglang-loads.format';
 
-const idle: RankLoad = {
-  activeDecodeBlocks: 0,
-  activePrefillTokens: 0,
-  runningRequests: 0,
-  waitingRequests: 0,
-  promptTokensTotal: 0,
-  generationTokensTotal: 0,
-};
-
 /** Rank 0: 870 of 1000 blocks of 16, 3 running, 2 queued, 1200 prompt tokens to prefill. */
-const state: EngineState = {
-  model: 'Qwen/Qwen3-0.6B',
-  blockSize: 16,
-  kvTotalBlocks: 1000,
-  maxNumSeqs: 256,
-  maxNumBatchedTokens: 8192,
-  startedAtMs: 1764470000000,
-  readAtMs: 1764470012345,
-  ranks: [
-    {
-      ...idle,
-      activeDecodeBlocks: 870,
-      activePrefillTokens: 1200,
-      runningRequests: 3,
-      waitingRequests: 2,
-    },
-    idle,
-  ],
-};
+const state = engineState([{ ...BUSY_RANK, activePrefillTokens: 1200 }, IDLE_RANK]);
 
 describe('sglangLoads', () => {
   it('answers one entry per rank with tokens counted as blocks x block size', () => {

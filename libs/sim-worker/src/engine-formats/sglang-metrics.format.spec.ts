@@ -1,37 +1,11 @@
-import { RankLoad } from '../engine/rank-scheduler';
-import { EngineState } from './engine-state.reader';
+import { BUSY_RANK, engineState, IDLE_RANK } from './engine-state.fixture';
 import { renderSglangMetrics } from './sglang-metrics.format';
 
-const idle: RankLoad = {
-  activeDecodeBlocks: 0,
-  activePrefillTokens: 0,
-  runningRequests: 0,
-  waitingRequests: 0,
-  promptTokensTotal: 0,
-  generationTokensTotal: 0,
-};
-
 /** Rank 0: 870 of 1000 blocks of 16, 3 running, 2 queued; rank 1 idle but for its counters. */
-const state: EngineState = {
-  model: 'Qwen/Qwen3-0.6B',
-  blockSize: 16,
-  kvTotalBlocks: 1000,
-  maxNumSeqs: 256,
-  maxNumBatchedTokens: 8192,
-  startedAtMs: 1764470000000,
-  readAtMs: 1764470012345,
-  ranks: [
-    {
-      ...idle,
-      activeDecodeBlocks: 870,
-      runningRequests: 3,
-      waitingRequests: 2,
-      promptTokensTotal: 12000,
-      generationTokensTotal: 700,
-    },
-    { ...idle, promptTokensTotal: 500, generationTokensTotal: 50 },
-  ],
-};
+const state = engineState([
+  { ...BUSY_RANK, promptTokensTotal: 12000, generationTokensTotal: 700 },
+  { ...IDLE_RANK, promptTokensTotal: 500, generationTokensTotal: 50 },
+]);
 
 const rank = (r: number): string =>
   `{dp_rank="${r}",engine_type="unified",model_name="Qwen/Qwen3-0.6B",pp_rank="0",tp_rank="0"}`;

@@ -1,32 +1,13 @@
-import { RankLoad } from '../engine/rank-scheduler';
+import { BUSY_RANK, engineState, IDLE_RANK } from './engine-state.fixture';
 import { EngineState } from './engine-state.reader';
 import { renderVllmMetrics } from './vllm-metrics.format';
 
-const idle: RankLoad = {
-  activeDecodeBlocks: 0,
-  activePrefillTokens: 0,
-  runningRequests: 0,
-  waitingRequests: 0,
-  promptTokensTotal: 0,
-  generationTokensTotal: 0,
-};
-
 /** Rank 0 busy (870 of 1000 blocks, 3 running, 2 queued), every other rank idle. */
 function stateOf(dpSize: number): EngineState {
-  const busy = { activeDecodeBlocks: 870, runningRequests: 3, waitingRequests: 2 };
   const counted = { promptTokensTotal: 12000, generationTokensTotal: 700 };
-  return {
-    model: 'Qwen/Qwen3-0.6B',
-    blockSize: 16,
-    kvTotalBlocks: 1000,
-    maxNumSeqs: 256,
-    maxNumBatchedTokens: 8192,
-    startedAtMs: 1764470000000,
-    readAtMs: 1764470012345,
-    ranks: Array.from({ length: dpSize }, (_, r) =>
-      r === 0 ? { ...idle, ...busy, ...counted } : idle,
-    ),
-  };
+  return engineState(
+    Array.from({ length: dpSize }, (_, r) => (r === 0 ? { ...BUSY_RANK, ...counted } : IDLE_RANK)),
+  );
 }
 
 describe('renderVllmMetrics', () => {
