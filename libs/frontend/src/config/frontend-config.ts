@@ -53,6 +53,11 @@ export class FrontendConfig {
   readonly namespace: string = 'dynamo';
   /** Upper bound on tracked workers, so hostile reports cannot exhaust memory. */
   readonly maxWorkers: number = 100000;
+  /**
+   * Upper bound on data-parallel ranks stored over all workers: what a report costs in memory
+   * is a rank, and one worker may claim up to 1024 of them.
+   */
+  readonly maxTrackedRanks: number = 262144;
   readonly upstreamTimeoutMs: number = 600000;
   readonly bodyLimitBytes: number = 16 * 1024 * 1024;
 

@@ -39,6 +39,7 @@ const FLAGS = {
   'max-inflight-per-key': { type: 'string' },
   namespace: { type: 'string' },
   'max-workers': { type: 'string' },
+  'max-tracked-ranks': { type: 'string' },
   'upstream-timeout-ms': { type: 'string' },
   'body-limit-bytes': { type: 'string' },
 } as const;
@@ -200,6 +201,7 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
     maxInflightPerKey: r.number('max-inflight-per-key', { min: 1, integer: true }),
     namespace: parseNamespace(r),
     maxWorkers: int('max-workers', 1, 100000),
+    maxTrackedRanks: int('max-tracked-ranks', 1, 262144),
     upstreamTimeoutMs: int('upstream-timeout-ms', 1, 600000),
     bodyLimitBytes: int('body-limit-bytes', 1024, 16 * 1024 * 1024),
   });

@@ -16,6 +16,7 @@ export const METRIC = {
   thresholdStoreUp: 'sluice_frontend_threshold_store_up',
   reportsReceived: 'sluice_frontend_kv_metrics_received_total',
   staleReports: 'sluice_frontend_kv_metrics_stale_total',
+  refusedReports: 'sluice_frontend_kv_metrics_refused_total',
   // Beyond contract §6, beside the worker gauges: the input of the waiting-requests threshold.
   workerRequestsWaiting: 'sluice_frontend_worker_requests_waiting',
 } as const;

@@ -57,6 +57,11 @@ export const metricProviders = [
     help: 'Load reports dropped as malformed (or refused at the tracked-worker cap)',
   }),
   makeCounterProvider({
+    name: METRIC.refusedReports,
+    help: 'Valid load reports refused at a tracking cap (reason: worker_cap, rank_cap); also counted as invalid',
+    labelNames: ['reason'],
+  }),
+  makeCounterProvider({
     name: METRIC.staleReports,
     help: 'Load reports ignored because their seq was older than the last seen for the rank',
   }),

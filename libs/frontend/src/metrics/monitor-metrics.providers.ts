@@ -26,9 +26,10 @@ function rankGauge(name: string, help: string, field: RankField): Provider {
     collect(this: Gauge, registry: WorkerRegistry): void {
       this.reset();
       for (const worker of registry.liveWorkers()) {
-        const { model, id, ranks } = worker;
-        for (let rank = 0; rank < ranks.length; rank++) {
-          const value = ranks[rank]?.[field];
+        const { model, id } = worker;
+        // Only the ranks that reported: never a walk over dp_size slots.
+        for (const [rank, state] of worker.ranks) {
+          const value = state[field];
           if (value !== undefined) this.set({ model, worker_id: id, dp_rank: String(rank) }, value);
         }
       }

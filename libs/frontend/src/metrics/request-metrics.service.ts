@@ -15,7 +15,21 @@ export function endpointLabelFor(url: string): EndpointLabel | undefined {
   return ENDPOINTS[q === -1 ? url : url.slice(0, q)];
 }
 
-/** Request-level metrics of contract §6, with label values kept bounded. */
+const REQUEST_TYPES = ['stream', 'unary'] as const;
+const ERROR_TYPES: readonly ErrorType[] = [
+  '',
+  'overload',
+  'validation',
+  'not_found',
+  'unavailable',
+  'upstream',
+  'internal',
+];
+
+/**
+ * Request-level metrics of contract §6, with label values kept bounded: only known models
+ * become label values, and a model's series go when the registry forgets the model.
+ */
 @Injectable()
 export class RequestMetricsService {
   constructor(
@@ -26,7 +40,9 @@ export class RequestMetricsService {
     @InjectMetric(METRIC.queued) readonly queued: Gauge,
     @InjectMetric(METRIC.ttft) private readonly ttft: Histogram,
     @InjectMetric(METRIC.duration) private readonly duration: Histogram,
-  ) {}
+  ) {
+    registry.observe({ modelForgotten: (model) => void this.forget(model) });
+  }
 
   /** A model name from a request body is user input: only known models become label values. */
   modelLabel(model: unknown): string {
@@ -53,5 +69,27 @@ export class RequestMetricsService {
 
   finished(model: string, seconds: number): void {
     this.duration.observe({ model }, seconds);
+  }
+
+  /** Removes every series of a model the registry no longer knows (issue 11: cardinality). */
+  private async forget(model: string): Promise<void> {
+    const endpoints = Object.values(ENDPOINTS);
+    for (const endpoint of endpoints) {
+      this.rejections.remove({ model, endpoint });
+      for (const request_type of REQUEST_TYPES) {
+        for (const error_type of ERROR_TYPES) {
+          const status = error_type === '' ? 'success' : 'error';
+          this.requests.remove({ model, endpoint, request_type, status, error_type });
+        }
+      }
+    }
+    this.ttft.remove({ model });
+    this.duration.remove({ model });
+    // A request still running on a worker of the model decrements its gauge later: keep a
+    // gauge that is not at 0, or it would come back negative.
+    for (const gauge of [this.inflight, this.queued]) {
+      const sample = (await gauge.get()).values.find((v) => v.labels.model === model);
+      if (sample?.value === 0 && !this.registry.model(model)) gauge.remove({ model });
+    }
   }
 }

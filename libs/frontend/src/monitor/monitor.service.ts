@@ -8,6 +8,9 @@ import { WorkerRegistry } from './worker-registry.service';
 /** Log at most one line per this many ms about dropped reports: a flood must not flood logs. */
 const DROP_LOG_INTERVAL_MS = 10000;
 
+/** The `reason` label of the refused-reports counter, per registry outcome. */
+const REFUSED = { refused: 'worker_cap', refused_ranks: 'rank_cap' } as const;
+
 /** Validates incoming reports and applies them; a bad report is counted and changes nothing. */
 @Injectable()
 export class MonitorService {
@@ -20,7 +23,11 @@ export class MonitorService {
     private readonly registry: WorkerRegistry,
     @InjectMetric(METRIC.invalidReports) private readonly invalid: Counter,
     @InjectMetric(METRIC.staleReports) private readonly stale: Counter,
-  ) {}
+    @InjectMetric(METRIC.refusedReports) private readonly refused: Counter,
+  ) {
+    // Both series from the start, so that an alert on their rate has something to read.
+    for (const reason of Object.values(REFUSED)) refused.inc({ reason }, 0);
+  }
 
   /** kv_metrics messages handed to the monitor so far, valid or not. */
   get reportsReceived(): number {
@@ -32,8 +39,10 @@ export class MonitorService {
     const parsed = parseKvMetricsReport(payload);
     if (!parsed.ok) return this.drop(parsed.reason);
     const outcome = this.registry.applyReport(parsed.value, Date.now());
-    if (outcome === 'refused') {
-      this.drop(`tracked-worker cap reached, worker ${parsed.value.workerId} refused`);
+    if (outcome === 'refused' || outcome === 'refused_ranks') {
+      this.refused.inc({ reason: REFUSED[outcome] });
+      const cap = outcome === 'refused' ? 'tracked-worker' : 'tracked-rank';
+      this.drop(`${cap} cap reached, report of worker ${parsed.value.workerId} refused`);
     } else if (outcome === 'stale') {
       this.stale.inc();
     }

@@ -13,7 +13,11 @@ export interface RankState extends RankLoad {
 
 /** One live worker as this frontend sees it: reported load per rank plus its own traffic. */
 export class WorkerEntry {
-  readonly ranks: Array<RankState | undefined>;
+  /**
+   * The ranks that have reported, by dp_rank: sized by what was reported, not by `dpSize` (a
+   * report may claim 1024 ranks and send one). Ranks not in the map have not reported.
+   */
+  readonly ranks = new Map<number, RankState>();
   busyRanks = 0;
   busy = false;
   lastSeenMs: number;
@@ -36,16 +40,16 @@ export class WorkerEntry {
     readonly dpSize: number,
     nowMs: number,
   ) {
-    this.ranks = new Array<RankState | undefined>(dpSize).fill(undefined);
     this.lastSeenMs = nowMs;
     this.lastReportMs = nowMs;
   }
 
   /** Prompt-token budget of one scheduler step summed over ranks, if the worker reports it. */
   batchedTokenBudget(): number | undefined {
+    if (this.ranks.size < this.dpSize) return undefined;
     let total = 0;
-    for (const rank of this.ranks) {
-      if (rank?.maxNumBatchedTokens === undefined) return undefined;
+    for (const rank of this.ranks.values()) {
+      if (rank.maxNumBatchedTokens === undefined) return undefined;
       total += rank.maxNumBatchedTokens;
     }
     return total;
@@ -55,8 +59,7 @@ export class WorkerEntry {
   kvUsage(): number {
     let used = 0;
     let total = 0;
-    for (const rank of this.ranks) {
-      if (!rank) continue;
+    for (const rank of this.ranks.values()) {
       used += rank.activeDecodeBlocks;
       total += rank.kvTotalBlocks;
     }

@@ -3,7 +3,7 @@ import { KvMetricsReport } from '@sluice/contracts';
 import { FrontendConfig } from '../config/frontend-config';
 import { ThresholdsService } from '../thresholds/thresholds.service';
 import { ModelEntry } from './worker-entry';
-import { RegistryObserver, WorkerRegistry } from './worker-registry.service';
+import { MAX_EMPTY_MODELS, RegistryObserver, WorkerRegistry } from './worker-registry.service';
 
 const M = 'Qwen/Qwen3-0.6B';
 const BUSY = 95;
@@ -30,7 +30,7 @@ const freeIds = (m: ModelEntry | undefined): string[] => (m?.free ?? []).map((w)
 
 describe('WorkerRegistry', () => {
   let thresholds: ThresholdsService;
-  let observer: jest.Mocked<RegistryObserver>;
+  let observer: jest.Mocked<Required<RegistryObserver>>;
   let sut: WorkerRegistry;
 
   const build = (over: Partial<FrontendConfig> = {}): WorkerRegistry => {
@@ -45,7 +45,12 @@ describe('WorkerRegistry', () => {
     });
     thresholds = new ThresholdsService(config);
     const registry = new WorkerRegistry(config, thresholds);
-    observer = { rankUpdated: jest.fn(), busyChanged: jest.fn(), workerRemoved: jest.fn() };
+    observer = {
+      rankUpdated: jest.fn(),
+      busyChanged: jest.fn(),
+      workerRemoved: jest.fn(),
+      modelForgotten: jest.fn(),
+    };
     registry.observe(observer);
     return registry;
   };
@@ -257,7 +262,7 @@ describe('WorkerRegistry', () => {
       expect(sut.model(M)?.allBusy).toBe(true);
       sut.addPendingPrefill(w, -150); // first tokens came back
       expect(w.busy).toBe(false);
-      expect(w.ranks[0]?.activePrefillTokens).toBe(26);
+      expect(w.ranks.get(0)?.activePrefillTokens).toBe(26);
     });
 
     it('keeps the count across reports and uses a reported value where there is one', () => {
@@ -282,6 +287,71 @@ describe('WorkerRegistry', () => {
       sut.expire(10_000);
       sut.addPendingPrefill(w, -150);
       expect(sut.model(M)?.free).toEqual([]);
+    });
+  });
+
+  describe('memory: tracked ranks (issue 11 item 3)', () => {
+    const rank = (id: string, dpRank: number, used = FREE, dpSize = 1024) =>
+      report(id, used, { dpSize, dpRank });
+
+    it('stores only the ranks reported, whatever dp_size says', () => {
+      sut.applyReport(rank('w1', 0), 0);
+      sut.applyReport(rank('w1', 1000), 0);
+      const w = sut.model(M)?.workers.get('w1');
+      expect(w?.dpSize).toBe(1024);
+      expect([...(w?.ranks.keys() ?? [])]).toEqual([0, 1000]);
+      expect(sut.trackedRanks()).toBe(2);
+    });
+
+    it('refuses a report that would take the tracked ranks past --max-tracked-ranks', () => {
+      sut = build({ maxTrackedRanks: 3 });
+      expect(sut.applyReport(rank('w1', 0), 0)).toBe('applied');
+      expect(sut.applyReport(rank('w1', 7), 0)).toBe('applied');
+      expect(sut.applyReport(rank('w2', 0), 0)).toBe('applied');
+      expect(sut.applyReport(rank('w2', 1), 0)).toBe('refused_ranks'); // a new rank: refused
+      expect(sut.applyReport(rank('w3', 0), 0)).toBe('refused_ranks'); // a new worker: too
+      expect(sut.model(M)?.workers.has('w3')).toBe(false);
+      expect(sut.applyReport(rank('w1', 0, BUSY), 1)).toBe('applied'); // a known rank: applied
+      expect(sut.model(M)?.workers.get('w1')?.ranks.get(0)?.activeDecodeBlocks).toBe(BUSY);
+      sut.removeWorker('w1', 'worker_down'); // its two ranks are free again
+      expect(sut.trackedRanks()).toBe(1);
+      expect(sut.applyReport(rank('w3', 0), 2)).toBe('applied');
+      expect(sut.applyReport(rank('w2', 1), 2)).toBe('applied');
+      expect(sut.applyReport(rank('w4', 0), 2)).toBe('refused_ranks');
+    });
+
+    it('frees the ranks of a worker replaced under the same id', () => {
+      sut = build({ maxTrackedRanks: 2 });
+      sut.applyReport(rank('w1', 0), 0);
+      sut.applyReport(rank('w1', 1), 0);
+      // Same id, another dp_size: a new identity whose one rank fits once the old ones are gone.
+      expect(sut.applyReport(rank('w1', 0, FREE, 4), 1)).toBe('applied');
+      expect(sut.trackedRanks()).toBe(1);
+    });
+
+    it('keeps the busy rule exact: busy only when all dp_size ranks are busy', () => {
+      sut.applyReport(rank('w1', 0, BUSY, 3), 0);
+      sut.applyReport(rank('w1', 2, BUSY, 3), 0);
+      expect(sut.model(M)?.workers.get('w1')?.busy).toBe(false); // rank 1 never reported
+      expect(sut.model(M)?.allBusy).toBe(false);
+      sut.applyReport(rank('w1', 1, BUSY, 3), 0);
+      expect(sut.model(M)?.allBusy).toBe(true);
+      sut.applyReport(rank('w1', 1, FREE, 3), 1);
+      expect(sut.model(M)?.allBusy).toBe(false);
+    });
+  });
+
+  describe('forgetting models (issue 11 item 9)', () => {
+    it('tells observers when an empty model is forgotten', () => {
+      const forgotten: string[] = [];
+      sut.observe({ ...observer, modelForgotten: (name) => forgotten.push(name) });
+      for (let i = 0; i <= MAX_EMPTY_MODELS; i++) {
+        sut.applyReport(report(`w${i}`, FREE, { model: `m${i}` }), 0);
+        sut.removeWorker(`w${i}`, 'worker_down');
+      }
+      expect(forgotten).toEqual(['m0']);
+      expect(sut.model('m0')).toBeUndefined();
+      expect(sut.model('m1')).toBeDefined();
     });
   });
 });

@@ -1,9 +1,10 @@
-import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { KvMetricsReport } from '@sluice/contracts';
 import { FrontendConfig } from '../config/frontend-config';
 import { BusyThresholds } from '../thresholds/busy-thresholds';
 import { ThresholdsService } from '../thresholds/thresholds.service';
 import { isRankBusy } from './busy-rule';
+import { WorkerEventLog } from './worker-event-log';
 import { ModelEntry, RankState, WorkerEntry } from './worker-entry';
 
 /**
@@ -14,14 +15,19 @@ export const MAX_EMPTY_MODELS = 1000;
 
 export type RemovalReason = 'worker_down' | 'expired' | 'replaced';
 
-/** What became of a report: applied, refused (tracked-worker cap), or older than the last seen. */
-export type ReportOutcome = 'applied' | 'refused' | 'stale';
+/**
+ * What became of a report: applied, refused at the tracked-worker cap (`refused`) or at the
+ * tracked-rank cap (`refused_ranks`), or older than the last seen.
+ */
+export type ReportOutcome = 'applied' | 'refused' | 'refused_ranks' | 'stale';
 
 /** Told of every change the registry makes, e.g. to keep Prometheus series in step. */
 export interface RegistryObserver {
-  rankUpdated(worker: WorkerEntry, rank: number, state: RankState): void;
-  busyChanged(worker: WorkerEntry): void;
-  workerRemoved(worker: WorkerEntry, reason: RemovalReason): void;
+  rankUpdated?(worker: WorkerEntry, rank: number, state: RankState): void;
+  busyChanged?(worker: WorkerEntry): void;
+  workerRemoved?(worker: WorkerEntry, reason: RemovalReason): void;
+  /** The model is no longer known (no worker, and beyond the empty models remembered). */
+  modelForgotten?(name: string): void;
 }
 
 /**
@@ -30,12 +36,14 @@ export interface RegistryObserver {
  */
 @Injectable()
 export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
-  private readonly logger = new Logger('WorkerMonitor');
+  private readonly log = new WorkerEventLog();
   private readonly workers = new Map<string, WorkerEntry>();
   private readonly models = new Map<string, ModelEntry>();
   private readonly observers: RegistryObserver[] = [];
   /** Names of models with no live worker, oldest first. */
   private readonly emptyModels = new Set<string>();
+  /** Ranks stored over all workers, capped by `--max-tracked-ranks` (memory, issue 11). */
+  private rankTotal = 0;
   private sweepTimer: NodeJS.Timeout | undefined;
   /** While the bus is down silence is not death: expiry waits until it is back. */
   private expiryPaused = false;
@@ -49,7 +57,11 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
 
   onModuleInit(): void {
     const every = Math.max(50, Math.min(1000, Math.floor(this.config.workerTtlMs / 4)));
-    this.sweepTimer = setInterval(() => this.expire(Date.now()), every);
+    this.sweepTimer = setInterval(() => {
+      const now = Date.now();
+      this.expire(now);
+      this.log.flush(now);
+    }, every);
     this.sweepTimer.unref();
   }
 
@@ -74,6 +86,11 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     return this.workers.size;
   }
 
+  /** Ranks stored over all live workers (those that reported, not their dp_size). */
+  trackedRanks(): number {
+    return this.rankTotal;
+  }
+
   /** Every live worker, e.g. for metrics computed at scrape time; do not mutate while iterating. */
   liveWorkers(): IterableIterator<WorkerEntry> {
     return this.workers.values();
@@ -85,6 +102,8 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       this.remove(worker, 'replaced');
       worker = undefined;
     }
+    const newRank = !worker?.ranks.has(report.dpRank);
+    if (newRank && this.rankTotal >= this.config.maxTrackedRanks) return 'refused_ranks';
     if (!worker) {
       if (this.workers.size >= this.config.maxWorkers) return 'refused';
       worker = this.add(report, nowMs);
@@ -95,7 +114,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     worker.lastReportMs = report.timestampMs ?? nowMs;
     worker.source = report.source;
     const state = this.updateRank(worker, report);
-    for (const o of this.observers) o.rankUpdated(worker, report.dpRank, state);
+    for (const o of this.observers) o.rankUpdated?.(worker, report.dpRank, state);
     return 'applied';
   }
 
@@ -108,8 +127,8 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     // A worker that expired while the request ran is no longer ours to re-judge.
     if (this.workers.get(worker.id) !== worker) return;
     let t: BusyThresholds | undefined;
-    for (const state of worker.ranks) {
-      if (!state || state.prefillReported) continue;
+    for (const state of worker.ranks.values()) {
+      if (state.prefillReported) continue;
       state.activePrefillTokens = worker.pendingPrefillTokens / worker.dpSize;
       t ??= this.thresholds.effective(worker.model);
       this.setRankBusy(worker, state, isRankBusy(state, t));
@@ -152,7 +171,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     this.workers.set(worker.id, worker);
     model.workers.set(worker.id, worker);
     model.markFree(worker);
-    this.logger.log(`worker ${worker.id} joined model '${worker.model}' at ${worker.endpoint}`);
+    this.log.joined(worker);
     return worker;
   }
 
@@ -164,8 +183,9 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       if (model.workers.size === 0) this.rememberEmpty(model.name);
     }
     this.workers.delete(worker.id);
-    this.logger.log(`worker ${worker.id} of model '${worker.model}' removed (${reason})`);
-    for (const o of this.observers) o.workerRemoved(worker, reason);
+    this.rankTotal -= worker.ranks.size;
+    this.log.removed(worker, reason);
+    for (const o of this.observers) o.workerRemoved?.(worker, reason);
   }
 
   private rememberEmpty(name: string): void {
@@ -174,10 +194,11 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     const oldest = this.emptyModels.values().next().value as string;
     this.emptyModels.delete(oldest);
     this.models.delete(oldest);
+    for (const o of this.observers) o.modelForgotten?.(oldest);
   }
 
   private updateRank(worker: WorkerEntry, r: KvMetricsReport): RankState {
-    let state = worker.ranks[r.dpRank];
+    let state = worker.ranks.get(r.dpRank);
     const prefill = r.activePrefillTokens ?? worker.pendingPrefillTokens / worker.dpSize;
     if (!state) {
       state = {
@@ -190,7 +211,8 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
         seq: r.seq,
         busy: false,
       };
-      worker.ranks[r.dpRank] = state;
+      worker.ranks.set(r.dpRank, state);
+      this.rankTotal++;
     } else {
       state.activeDecodeBlocks = r.activeDecodeBlocks;
       state.kvTotalBlocks = r.kvTotalBlocks;
@@ -215,11 +237,8 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     const model = this.models.get(worker.model);
     if (workerBusy) model?.markBusy(worker);
     else model?.markFree(worker);
-    this.logger.log(
-      `worker ${worker.id} of model '${worker.model}' is now ${workerBusy ? 'BUSY' : 'free'} ` +
-        `(${model?.free.length ?? 0} of ${model?.workers.size ?? 0} workers free)`,
-    );
-    for (const o of this.observers) o.busyChanged(worker);
+    this.log.busyChanged(worker, model);
+    for (const o of this.observers) o.busyChanged?.(worker);
   }
 
   /** Thresholds changed: recompute every rank of the model (or of all models for `null`). */
@@ -229,8 +248,8 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       if (!model) continue;
       const t: BusyThresholds = this.thresholds.effective(model.name);
       for (const worker of model.workers.values()) {
-        for (const state of worker.ranks) {
-          if (state) this.setRankBusy(worker, state, isRankBusy(state, t));
+        for (const state of worker.ranks.values()) {
+          this.setRankBusy(worker, state, isRankBusy(state, t));
         }
       }
     }
@@ -244,6 +263,6 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
  */
 function isStale(worker: WorkerEntry, r: KvMetricsReport): boolean {
   if (r.seq === undefined || r.seq === 0 || r.source !== worker.source) return false;
-  const last = worker.ranks[r.dpRank]?.seq;
+  const last = worker.ranks.get(r.dpRank)?.seq;
   return last !== undefined && r.seq < last;
 }

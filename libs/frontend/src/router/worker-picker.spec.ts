@@ -4,7 +4,7 @@ import { pickWorker } from './worker-picker';
 const worker = (id: string, inflightPromptTokens = 0, kv = 0): WorkerEntry => {
   const w = new WorkerEntry(id, 'm', `http://${id}`, 1, 0);
   w.inflightPromptTokens = inflightPromptTokens;
-  w.ranks[0] = {
+  w.ranks.set(0, {
     activeDecodeBlocks: kv,
     kvTotalBlocks: 100,
     activePrefillTokens: 0,
@@ -12,7 +12,7 @@ const worker = (id: string, inflightPromptTokens = 0, kv = 0): WorkerEntry => {
     prefillReported: true,
     seq: undefined,
     busy: false,
-  };
+  });
   return w;
 };
 

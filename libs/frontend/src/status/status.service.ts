@@ -79,7 +79,7 @@ export class StatusService {
       last_report_age_ms: Math.max(0, nowMs - worker.lastSeenMs),
       report_measured_age_ms: Math.max(0, nowMs - worker.lastReportMs),
       report_source: worker.source ?? null,
-      ranks: worker.ranks.map((state, i) => rankStatus(i, state, t)),
+      ranks: Array.from({ length: worker.dpSize }, (_, i) => rankStatus(i, worker.ranks.get(i), t)),
     };
   }
 }
