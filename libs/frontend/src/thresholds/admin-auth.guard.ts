@@ -9,6 +9,18 @@ export interface AdminRequest {
   body?: unknown;
   /** Set by the guard: the admin token's name, or `anonymous` for a loopback write. */
   sluiceActor?: string;
+  /** Set by the guard, on reads too: the name of the valid admin token presented, if any. */
+  sluiceAdmin?: string;
+}
+
+/**
+ * Headers a proxy or a mesh sidecar adds: a loopback connection that carries one came from
+ * somewhere else, so it is not a local operator.
+ */
+const PROXY_HEADERS = ['forwarded', 'x-forwarded-for', 'via'] as const;
+
+export function isProxied(headers: AdminRequest['headers']): boolean {
+  return PROXY_HEADERS.some((h) => headers[h] !== undefined);
 }
 
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
@@ -25,6 +37,13 @@ export function isLoopbackHost(host: string | string[] | undefined): boolean {
   return (
     typeof host === 'string' && /^(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d{1,5})?$/i.test(host)
   );
+}
+
+/** The token of `Authorization: Bearer <token>`, if the header has that form. */
+function bearerOf(header: string | string[] | undefined): string | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (!value || !/^Bearer\s+\S/i.test(value)) return undefined;
+  return value.replace(/^Bearer\s+/i, '').trim();
 }
 
 /** A POST that carries anything besides `model` is a write (only `model` = a read). */
@@ -48,31 +67,43 @@ export class AdminAuthGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     const req = context.switchToHttp().getRequest<AdminRequest>();
-    if (!isWrite(req.body)) return true;
-    if (this.tokens.length === 0) {
-      if (!isLoopback(req.ip) || !isLoopbackHost(req.headers.host)) {
-        throw new AdminForbiddenError(
-          'No admin token is configured: thresholds can be changed from loopback clients only, ' +
-            'addressing localhost, 127.0.0.1 or [::1]',
-        );
-      }
-      req.sluiceActor = 'anonymous';
+    const bearer = bearerOf(req.headers.authorization);
+    if (!isWrite(req.body)) {
+      // Reads are open; a valid token only decides how much an error answer may say.
+      if (bearer !== undefined) req.sluiceAdmin = this.match(digest(bearer));
       return true;
     }
-    const header = req.headers.authorization;
-    const value = Array.isArray(header) ? header[0] : header;
-    if (!value || !/^Bearer\s+\S/i.test(value)) throw new AdminUnauthorizedError();
-    req.sluiceActor = this.match(digest(value.replace(/^Bearer\s+/i, '').trim()));
+    if (this.tokens.length === 0) return this.allowLoopback(req);
+    if (bearer === undefined) throw new AdminUnauthorizedError();
+    const actor = this.match(digest(bearer));
+    if (actor === undefined) throw new AdminForbiddenError();
+    req.sluiceActor = req.sluiceAdmin = actor;
+    return true;
+  }
+
+  private allowLoopback(req: AdminRequest): true {
+    if (!isLoopback(req.ip) || !isLoopbackHost(req.headers.host)) {
+      throw new AdminForbiddenError(
+        'No admin token is configured: thresholds can be changed from loopback clients only, ' +
+          'addressing localhost, 127.0.0.1 or [::1]',
+      );
+    }
+    if (isProxied(req.headers)) {
+      throw new AdminForbiddenError(
+        'No admin token is configured: a loopback write that came through a proxy ' +
+          '(Forwarded, X-Forwarded-For or Via) is refused; configure --admin-token',
+      );
+    }
+    req.sluiceActor = 'anonymous';
     return true;
   }
 
   /** Looks at every token whatever matches, so timing says nothing about which one did. */
-  private match(presented: Buffer): string {
+  private match(presented: Buffer): string | undefined {
     let actor: string | undefined;
     for (const t of this.tokens) {
       if (timingSafeEqual(presented, t.digest) && actor === undefined) actor = t.name;
     }
-    if (actor === undefined) throw new AdminForbiddenError();
     return actor;
   }
 }

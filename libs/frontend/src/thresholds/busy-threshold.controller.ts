@@ -57,19 +57,21 @@ export class BusyThresholdController {
   })
   @ApiOkResponse({ type: ThresholdEntryDto })
   set(@Body() dto: SetThresholdDto, @Req() req: AdminRequest): Promise<ThresholdEntryDto> {
-    return this.admin.set(dto, {
+    const meta = {
       actor: req.sluiceActor ?? 'anonymous',
       source: req.ip,
       requestId: requestId(req),
-    });
+    };
+    return this.admin.set(dto, meta, req.sluiceAdmin !== undefined);
   }
 
   @Get('audit')
+  @UseGuards(AdminAuthGuard)
   @ApiOperation({
     summary: 'Threshold changes, newest first; pass `next` back as `before` for the next page',
   })
   @ApiOkResponse({ type: AuditPageDto })
-  audit(@Query() query: AuditQueryDto): Promise<AuditPageDto> {
-    return this.admin.audit(query);
+  audit(@Query() query: AuditQueryDto, @Req() req: AdminRequest): Promise<AuditPageDto> {
+    return this.admin.audit(query, req.sluiceAdmin !== undefined);
   }
 }

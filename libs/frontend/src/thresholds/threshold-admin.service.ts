@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { LogThrottle } from '../monitor/log-throttle';
 import { WorkerRegistry } from '../monitor/worker-registry.service';
 import { AuditPageDto, AuditQueryDto } from './dto/audit.dto';
 import { SetThresholdDto } from './dto/set-threshold.dto';
@@ -20,6 +21,7 @@ import { toWire } from './threshold-wire';
 import { ThresholdsService } from './thresholds.service';
 
 const DEFAULT_AUDIT_PAGE = 50;
+const AUDIT_FAILURE_LOG_INTERVAL_MS = 10000;
 
 function describeError(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -29,6 +31,12 @@ function describeError(err: unknown): string {
 @Injectable()
 export class ThresholdAdminService {
   private readonly logger = new Logger('Thresholds');
+  private readonly auditFailures = new LogThrottle(
+    (line) => this.logger.error(line),
+    AUDIT_FAILURE_LOG_INTERVAL_MS,
+    5,
+    'failures',
+  );
 
   constructor(
     private readonly thresholds: ThresholdsService,
@@ -50,7 +58,8 @@ export class ThresholdAdminService {
     return [...models].sort().map((m) => this.entry(m));
   }
 
-  async set(dto: SetThresholdDto, meta: AuditMeta): Promise<ThresholdEntryDto> {
+  /** `reveal`: the caller holds a valid admin token and may read the database's error text. */
+  async set(dto: SetThresholdDto, meta: AuditMeta, reveal = false): Promise<ThresholdEntryDto> {
     const patch = this.patchOf(dto);
     if (Object.keys(patch).length === 0) return this.entry(dto.model);
     let applied;
@@ -66,12 +75,12 @@ export class ThresholdAdminService {
         );
         // If it was stored, the resync applies it here (and the periodic one, on peers).
         void this.sync.resyncAll();
-        throw new ThresholdChangeUnconfirmedError(describeError(err));
+        throw new ThresholdChangeUnconfirmedError(describeError(err), reveal);
       }
       this.logger.error(
         `threshold change for '${dto.model}' by ${meta.actor} failed: ${describeError(err)}`,
       );
-      throw new ThresholdStoreUnavailableError(describeError(err));
+      throw new ThresholdStoreUnavailableError(describeError(err), reveal);
     }
     this.sync.applyLocal(dto.model, applied.after, applied.audit.id);
     this.logger.log(
@@ -82,7 +91,7 @@ export class ThresholdAdminService {
     return this.entry(dto.model);
   }
 
-  async audit(query: AuditQueryDto): Promise<AuditPageDto> {
+  async audit(query: AuditQueryDto, reveal = false): Promise<AuditPageDto> {
     try {
       const page = await this.repository.listAudit({
         model: query.model,
@@ -102,7 +111,13 @@ export class ThresholdAdminService {
         next: page.next,
       };
     } catch (err) {
-      throw new ThresholdStoreUnavailableError(describeError(err));
+      // Open to anyone: a flood of reads during an outage must not flood the log.
+      this.auditFailures.line(
+        'audit',
+        `threshold audit read failed: ${describeError(err)}`,
+        Date.now(),
+      );
+      throw new ThresholdStoreUnavailableError(describeError(err), reveal);
     }
   }
 

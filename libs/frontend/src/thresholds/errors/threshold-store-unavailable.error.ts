@@ -1,13 +1,20 @@
 import { FrontendError } from '../../admission/errors';
 
+/**
+ * The database's error text names hosts, users and databases: it is for the log and for callers
+ * with a valid admin token (`reveal`), never for anyone else.
+ */
+const withCause = (message: string, reason: string, reveal: boolean): string =>
+  reveal ? `${message}: ${reason}` : message;
+
 /** The database could not take the change; nothing was stored and nothing was applied. */
 export class ThresholdStoreUnavailableError extends FrontendError {
   readonly status = 503;
   readonly type = 'service_unavailable';
   readonly errorType = 'unavailable';
 
-  constructor(reason: string) {
-    super(`Threshold store unavailable, nothing was changed: ${reason}`);
+  constructor(reason: string, reveal: boolean) {
+    super(withCause('Threshold store unavailable, nothing was changed', reason, reveal));
     this.name = 'ThresholdStoreUnavailableError';
   }
 }
@@ -22,10 +29,14 @@ export class ThresholdChangeUnconfirmedError extends FrontendError {
   readonly type = 'service_unavailable';
   readonly errorType = 'unavailable';
 
-  constructor(reason: string) {
+  constructor(reason: string, reveal: boolean) {
     super(
-      `Threshold store did not confirm the change, it may have been stored ` +
-        `(it then applies within a resync; check the audit log): ${reason}`,
+      withCause(
+        'Threshold store did not confirm the change, it may have been stored ' +
+          '(it then applies within a resync; check the audit log)',
+        reason,
+        reveal,
+      ),
     );
     this.name = 'ThresholdChangeUnconfirmedError';
   }
