@@ -40,6 +40,8 @@ export interface EngineBridgeOptions {
   readonly dnsIntervalMs?: number;
   readonly filePollMs?: number;
   readonly now?: () => number;
+  /** In [0, 1): spreads each target's first scrape over its first interval (default Math.random). */
+  readonly random?: () => number;
   readonly adapter?: EngineAdapter;
   readonly dispatcher?: Dispatcher;
   readonly maxBodyBytes?: number;

@@ -49,6 +49,8 @@ function setup(overrides: Partial<EngineBridgeOptions> = {}) {
     adapter,
     logger: quiet,
     now: () => Date.now(),
+    // Every first scrape at offset 0 of its interval, unless a test spreads them.
+    random: () => 0,
     source: 'bridge vllm test:1',
     ...overrides,
   });
@@ -141,7 +143,7 @@ describe('EngineBridge', () => {
     await sut.stop();
   });
 
-  it('scrapes one target at a time: a slow answer delays the next scrape', async () => {
+  it('scrapes one target at a time: a slow answer delays the next scrape to the next tick', async () => {
     const { sut, adapter } = setup({ scrapeIntervalMs: 100, scrapeTimeoutMs: 10_000 });
     let release: () => void = () => undefined;
     let inflight = 0;
@@ -161,7 +163,10 @@ describe('EngineBridge', () => {
     await jest.advanceTimersByTimeAsync(1000);
     expect(adapter.scrapes).toBe(1);
     release();
-    await jest.advanceTimersByTimeAsync(0);
+    // The scrape ended at 1000 ms, on a tick of the 100 ms grid: that tick is skipped.
+    await jest.advanceTimersByTimeAsync(99);
+    expect(adapter.scrapes).toBe(1);
+    await jest.advanceTimersByTimeAsync(1);
     expect(adapter.scrapes).toBe(2);
     expect(maxInflight).toBe(1);
     release();
@@ -172,7 +177,8 @@ describe('EngineBridge', () => {
     const { sut, adapter, registry } = setup({ scrapeTimeoutMs: 500 });
     adapter.scrape = () => new Promise(() => undefined);
     await sut.start();
-    await jest.advanceTimersByTimeAsync(1600);
+    // Scrapes start at 0, 750 and 1500 ms (the tick after each timeout), time out 500 ms later.
+    await jest.advanceTimersByTimeAsync(2100);
     const text = await registry.metrics();
     expect(
       metricSamples(text, 'sluice_bridge_scrapes_total', { worker_id: 'w1', result: 'timeout' })[0],

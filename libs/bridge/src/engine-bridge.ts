@@ -128,6 +128,7 @@ export class EngineBridge {
       adapter: this.adapter,
       dispatcher: this.dispatcher,
       now: this.now,
+      random: this.options.random,
       settings: {
         intervalMs: this.options.scrapeIntervalMs ?? BRIDGE_DEFAULTS.scrapeIntervalMs,
         timeoutMs: this.timeoutMs,

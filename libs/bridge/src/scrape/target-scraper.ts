@@ -20,17 +20,26 @@ export interface ScraperDeps {
   readonly dispatcher: Dispatcher;
   readonly settings: ScraperSettings;
   readonly now: () => number;
+  /** In [0, 1): where in its first interval the target's first scrape starts. */
+  readonly random?: () => number;
   /** Called after every scrape that was not cut short by stop(). Must not throw. */
   readonly onOutcome: (target: Target, outcome: ScrapeOutcome) => void;
 }
 
 /**
- * Scrapes one target, one scrape at a time: the next starts `intervalMs` after the previous
- * started, or at once when it took longer. Each scrape has a whole deadline of `timeoutMs`
- * over all its requests, however the engine answers (or does not).
+ * Scrapes one target, one scrape at a time, on a fixed cadence: the first scrape starts at a
+ * random offset within the first interval (so that many targets do not all start at once) and
+ * every next one on that target's own grid of ticks, `intervalMs` apart. A tick that passes
+ * while a scrape is still running (or while the bridge's event loop was too busy to fire it) is
+ * skipped, never made up: a slow or timed-out scrape is not followed by another at once.
+ * Each scrape has a whole deadline of `timeoutMs` over all its requests, armed when its first
+ * request is sent, however the engine answers (or does not); at the deadline, answers that
+ * already arrived but wait behind the bridge's own work are read before it counts as a timeout.
  */
 export class TargetScraper {
   private timer: NodeJS.Timeout | undefined;
+  /** The next tick of this target's grid (a `now()` time). */
+  private nextAt = 0;
   private inflight: AbortController | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
@@ -45,7 +54,10 @@ export class TargetScraper {
   }
 
   start(): void {
-    this.schedule(0);
+    const { intervalMs } = this.deps.settings;
+    const r = (this.deps.random ?? Math.random)();
+    this.nextAt = this.deps.now() + Math.floor(Math.min(Math.max(r, 0), 1) * intervalMs);
+    this.arm();
   }
 
   /** Stops the loop and aborts the scrape in flight; resolves once it has ended. */
@@ -56,33 +68,40 @@ export class TargetScraper {
     await this.running;
   }
 
-  private schedule(delayMs: number): void {
-    this.timer = setTimeout(() => {
-      this.running = this.tick();
-    }, delayMs);
+  private arm(): void {
+    this.timer = setTimeout(
+      () => {
+        this.running = this.tick();
+      },
+      Math.max(0, this.nextAt - this.deps.now()),
+    );
   }
 
   private async tick(): Promise<void> {
-    const started = this.deps.now();
     const outcome = await this.scrapeOnce();
     if (this.stopped) return;
     if (!outcome.ok) this.cache.clear();
     this.deps.onOutcome(this.target, outcome);
-    const elapsed = this.deps.now() - started;
-    this.schedule(Math.max(0, this.deps.settings.intervalMs - elapsed));
+    this.nextAt = nextTick(this.nextAt, this.deps.settings.intervalMs, this.deps.now());
+    this.arm();
   }
 
   private async scrapeOnce(): Promise<ScrapeOutcome> {
     const { settings, now } = this.deps;
     const controller = new AbortController();
     this.inflight = controller;
-    const deadline = setTimeout(
-      () =>
+    let settled = false;
+    let grace: NodeJS.Immediate | undefined;
+    // The timer fires in the timers phase, before this turn's I/O is read: one more turn lets
+    // an answer that already arrived (but waited behind other scrapes) complete the scrape.
+    const deadline = setTimeout(() => {
+      grace = setImmediate(() => {
+        if (settled) return;
         controller.abort(
           new ScrapeFailure('timeout', `no complete answer within ${settings.timeoutMs} ms`),
-        ),
-      settings.timeoutMs,
-    );
+        );
+      });
+    }, settings.timeoutMs);
     const http = new ScrapeHttp({
       baseUrl: this.baseUrl,
       dispatcher: this.deps.dispatcher,
@@ -106,10 +125,19 @@ export class TargetScraper {
     } catch (err) {
       return { ok: false, failure: classify(err), at: now() };
     } finally {
+      settled = true;
       clearTimeout(deadline);
+      if (grace) clearImmediate(grace);
       this.inflight = undefined;
     }
   }
+}
+
+/** The first tick of the grid (`tick` + k × `intervalMs`) after the one just run, later than `now`. */
+export function nextTick(tick: number, intervalMs: number, now: number): number {
+  const next = tick + intervalMs;
+  if (next > now) return next;
+  return next + (Math.floor((now - next) / intervalMs) + 1) * intervalMs;
 }
 
 function classify(err: unknown): ScrapeFailure {
