@@ -18,18 +18,9 @@ export type PromFamilies = ReadonlyMap<string, readonly PromSample[]>;
  * line of a wanted family makes the whole scrape unparsable.
  */
 export function readFamilies(text: string, names: readonly string[]): PromFamilies {
-  const selected: string[] = [];
-  let start = 0;
-  while (start < text.length) {
-    let end = text.indexOf('\n', start);
-    if (end === -1) end = text.length;
-    const line = text.slice(start, end).trim();
-    start = end + 1;
-    if (line.length === 0 || line.charCodeAt(0) === 0x23 /* # */) continue;
-    if (names.some((n) => isSampleOf(line, n))) selected.push(line);
-  }
   const out = new Map<string, PromSample[]>();
   for (const name of names) out.set(name, []);
+  const selected = pickSampleLines(text, names);
   if (selected.length === 0) return out;
   let families;
   try {
@@ -53,8 +44,46 @@ export function readFamilies(text: string, names: readonly string[]): PromFamili
   return out;
 }
 
-function isSampleOf(line: string, name: string): boolean {
-  if (!line.startsWith(name)) return false;
-  const next = line.charCodeAt(name.length);
-  return next === 0x7b /* { */ || next === 0x20 /* space */ || next === 0x09; /* tab */
+/**
+ * The sample lines of `names`, trimmed, grouped by family in the order of `names` and in the
+ * text's order within a family. Searches the text for each name instead of splitting it into
+ * lines: only the lines that are kept are ever copied. A sample line is the name at the start
+ * of a line (after blanks), followed by `{`, a space or a tab; comments never match.
+ */
+export function pickSampleLines(text: string, names: readonly string[]): string[] {
+  const lines: string[] = [];
+  for (const name of names) {
+    if (name.length === 0) continue;
+    let from = 0;
+    for (;;) {
+      const at = text.indexOf(name, from);
+      if (at === -1) break;
+      const next = text.charCodeAt(at + name.length);
+      from = at + name.length;
+      if (next !== 0x7b /* { */ && next !== 0x20 /* space */ && next !== 0x09 /* tab */) continue;
+      if (!atLineStart(text, at)) continue;
+      let end = text.indexOf('\n', from);
+      if (end === -1) end = text.length;
+      lines.push(text.slice(at, end).trim());
+      from = end;
+    }
+  }
+  return lines;
+}
+
+/** Whether only blanks stand between the line's start and `at`. */
+function atLineStart(text: string, at: number): boolean {
+  for (let i = at - 1; i >= 0; i--) {
+    const c = text.charCodeAt(i);
+    if (c === 0x0a /* \n */) return true;
+    if (!isBlank(c)) return false;
+  }
+  return true;
+}
+
+function isBlank(c: number): boolean {
+  // What String.prototype.trim() removes, as the line splitter before did (ASCII part).
+  return (
+    c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0b || c === 0x0c || c === 0xa0 || c === 0xfeff
+  );
 }
