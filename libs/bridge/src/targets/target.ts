@@ -28,8 +28,10 @@ export function parseTargetSpec(spec: string): Target {
   }
   const url = new URL(rawUrl);
   if (url.search || url.hash || url.username || url.password) {
+    // Named without its user-info: the error is printed, and a password must not be.
+    url.username = url.password = '';
     throw new TargetSpecError(
-      `'${rawUrl.slice(0, 200)}': a base URL has no query, fragment or credentials`,
+      `'${url.toString().slice(0, 200)}': a base URL has no query, fragment or credentials`,
     );
   }
   const workerId = named ? named[1] : hostPort(url);

@@ -250,7 +250,8 @@ function parseEngineTargets(
       parseTargetSpec(spec);
     } catch (err) {
       if (!(err instanceof TargetSpecError)) throw err;
-      throw new FrontendConfigError(source, item, err.message);
+      // A URL with user-info is refused; its password must not be echoed either.
+      throw new FrontendConfigError(source, item.replace(/\/\/[^/@]*@/, '//***@'), err.message);
     }
     targets.push({ engine: engine as EngineName, spec });
   }
