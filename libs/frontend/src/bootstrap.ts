@@ -50,6 +50,7 @@ export async function createFrontendApp(
     // A client gets this long to send its whole request (not to receive the answer, which may
     // stream for minutes): a connection trickling its body cannot hold a socket forever.
     requestTimeout: REQUEST_TIMEOUT_MS,
+    ...connectionTimeouts(config.idleTimeoutMs),
     frameworkErrors: answerFrameworkError,
   });
   const logger = PinoLoggerService.create(config.logLevel);
@@ -84,6 +85,28 @@ export async function createFrontendApp(
       : 'no --admin-token configured: threshold changes are accepted from loopback clients only',
   );
   return { app, url, close: () => drainAndClose(app, config.shutdownTimeoutMs) };
+}
+
+/**
+ * `--idle-timeout-ms` (contract §9) on Node's own timers, which never touch an answer in
+ * progress: a connection idle between requests is closed after `keepAliveTimeout`; one that
+ * has not sent whole request headers in time (nothing at all since it connected, or headers
+ * trickled byte by byte) is closed after `headersTimeout`, which Node must not set above
+ * `requestTimeout`. Node checks those two on a timer (30 s by default): check often enough that
+ * a short timeout holds.
+ */
+function connectionTimeouts(idleTimeoutMs: number): {
+  keepAliveTimeout: number;
+  http: { headersTimeout: number; connectionsCheckingInterval: number };
+} {
+  const headersTimeout = Math.min(idleTimeoutMs, REQUEST_TIMEOUT_MS);
+  return {
+    keepAliveTimeout: idleTimeoutMs,
+    http: {
+      headersTimeout,
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeout / 4))),
+    },
+  };
 }
 
 /** Resolves once the monitor has its first connection; a failure is logged, never thrown. */

@@ -60,6 +60,10 @@ export class FrontendConfig {
   readonly maxTrackedRanks: number = 262144;
   readonly upstreamTimeoutMs: number = 600000;
   readonly bodyLimitBytes: number = 16 * 1024 * 1024;
+  /** A connection with no request started for this long is closed (also the keep-alive idle). */
+  readonly idleTimeoutMs: number = 60000;
+  /** A worker's answer or error body read beyond this is refused with a 502. */
+  readonly maxUpstreamBodyBytes: number = 64 * 1024 * 1024;
 
   /** Thresholds left out of `values.thresholds` are unset. */
   constructor(values: FrontendConfigValues = {}) {

@@ -93,6 +93,8 @@ describe('parseFrontendFlags', () => {
     ['--worker-ttl-ms', '1', 'workerTtlMs', 1],
     ['--nats-url', 'tls://nats.example:4222', 'natsUrl', 'tls://nats.example:4222'],
     ['--router-mode', 'random', 'routerMode', 'random'],
+    ['--idle-timeout-ms', '1', 'idleTimeoutMs', 1],
+    ['--max-upstream-body-bytes', '1024', 'maxUpstreamBodyBytes', 1024],
   ])('accepts the boundary value %s %s', (flag, value, key, expected) => {
     expect(flat(sut([flag, value]))[key]).toBe(expected);
   });
@@ -129,6 +131,10 @@ describe('parseFrontendFlags', () => {
     ['--max-workers', '0'],
     ['--upstream-timeout-ms', '0'],
     ['--body-limit-bytes', '1023'],
+    ['--idle-timeout-ms', '0'],
+    ['--idle-timeout-ms', '1.5'],
+    ['--max-upstream-body-bytes', '1023'],
+    ['--max-upstream-body-bytes', '64MiB'],
   ])('rejects %s %j naming the flag and the value', (flag, value) => {
     const err = errorOf([`${flag}=${value}`]);
     expect(err).toMatchObject({ flag, value });

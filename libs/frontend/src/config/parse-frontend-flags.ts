@@ -42,6 +42,8 @@ const FLAGS = {
   'max-tracked-ranks': { type: 'string' },
   'upstream-timeout-ms': { type: 'string' },
   'body-limit-bytes': { type: 'string' },
+  'idle-timeout-ms': { type: 'string' },
+  'max-upstream-body-bytes': { type: 'string' },
 } as const;
 
 type FlagName = keyof typeof FLAGS;
@@ -204,6 +206,8 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
     maxTrackedRanks: int('max-tracked-ranks', 1, 262144),
     upstreamTimeoutMs: int('upstream-timeout-ms', 1, 600000),
     bodyLimitBytes: int('body-limit-bytes', 1024, 16 * 1024 * 1024),
+    idleTimeoutMs: int('idle-timeout-ms', 1, 60000),
+    maxUpstreamBodyBytes: int('max-upstream-body-bytes', 1024, 64 * 1024 * 1024),
   });
 }
 
