@@ -1,8 +1,11 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Counter } from 'prom-client';
 import { parseKvMetricsReport, parseWorkerDown } from '@sluice/contracts';
+import { FrontendConfig } from '../config/frontend-config';
 import { METRIC } from '../metrics/metric-names';
+import { OwnAddress } from './own-address';
 import { WorkerRegistry } from './worker-registry.service';
 
 /** Log at most one line per this many ms about dropped reports: a flood must not flood logs. */
@@ -18,13 +21,17 @@ export class MonitorService {
   private lastDropLogMs = 0;
   private droppedSinceLog = 0;
   private received = 0;
+  private readonly own: OwnAddress;
 
   constructor(
     private readonly registry: WorkerRegistry,
     @InjectMetric(METRIC.invalidReports) private readonly invalid: Counter,
     @InjectMetric(METRIC.staleReports) private readonly stale: Counter,
     @InjectMetric(METRIC.refusedReports) private readonly refused: Counter,
+    config: FrontendConfig,
+    @Optional() adapterHost?: HttpAdapterHost,
   ) {
+    this.own = new OwnAddress(config.httpHost, () => listeningPort(adapterHost, config));
     // Both series from the start, so that an alert on their rate has something to read.
     for (const reason of Object.values(REFUSED)) refused.inc({ reason }, 0);
   }
@@ -38,6 +45,9 @@ export class MonitorService {
     this.received++;
     const parsed = parseKvMetricsReport(payload);
     if (!parsed.ok) return this.drop(parsed.reason);
+    if (this.own.is(parsed.value.endpoint)) {
+      return this.drop(`endpoint ${parsed.value.endpoint} is this frontend's own listen address`);
+    }
     const outcome = this.registry.applyReport(parsed.value, Date.now());
     if (outcome === 'refused' || outcome === 'refused_ranks') {
       this.refused.inc({ reason: REFUSED[outcome] });
@@ -63,4 +73,15 @@ export class MonitorService {
     this.lastDropLogMs = now;
     this.droppedSinceLog = 0;
   }
+}
+
+function listeningPort(adapterHost: HttpAdapterHost | undefined, config: FrontendConfig): number {
+  const server: unknown = adapterHost?.httpAdapter?.getHttpServer();
+  const address: unknown =
+    server && typeof (server as { address?: unknown }).address === 'function'
+      ? (server as { address(): unknown }).address()
+      : null;
+  return typeof address === 'object' && address !== null && 'port' in address
+    ? Number(address.port)
+    : config.httpPort;
 }

@@ -10,8 +10,10 @@ import { RequestMetricsService } from '../metrics/request-metrics.service';
 import { WorkerEntry } from '../monitor/worker-entry';
 import { Lease, RouterService } from './router.service';
 import { Cancellation } from './cancellation';
-import { UpstreamClient } from './upstream.client';
-import { MidAnswerError, WholeAnswer } from './whole-answer.handler';
+import { LOOP_STATUS, RequestLoopError } from './request-loop.error';
+import { sseBoundaryBefore, SseTail } from './sse-boundary';
+import { HOP_HEADER, UpstreamClient } from './upstream.client';
+import { AnswerTooLargeError, MidAnswerError, WholeAnswer } from './whole-answer.handler';
 import { UpstreamFailuresLogger } from './upstream-failures.logger';
 
 /** The fields of an OpenAI body the proxy reads; the whole body is forwarded as received. */
@@ -57,6 +59,8 @@ export class ProxyService {
     body: OpenAiRequestBody,
     reply: FastifyReply,
   ): Promise<void> {
+    // Another frontend sent this here: proxying it again would make the loop a storm.
+    if (reply.request.headers[HOP_HEADER] !== undefined) throw new RequestLoopError(HOP_HEADER);
     const startedMs = performance.now();
     const cancel = new Cancellation();
     reply.raw.once('close', () => {
@@ -189,6 +193,10 @@ export class ProxyService {
         promptTokens,
       );
     } catch (err) {
+      if (err instanceof MidAnswerError && err.cause instanceof AnswerTooLargeError) {
+        this.end(x, null);
+        throw this.tooLarge(x, err.cause);
+      }
       // An error answer cut short is answered as its status says, with what was read (nothing).
       if (err instanceof MidAnswerError && err.statusCode >= 400 && !x.cancel.cancelled) {
         return this.answerWorkerError(x, err.statusCode, undefined, '', reply);
@@ -223,7 +231,15 @@ export class ProxyService {
     response: Dispatcher.ResponseData,
     reply: FastifyReply,
   ): Promise<void> {
-    const text = await response.body.text().catch(() => '');
+    let text = '';
+    try {
+      text = await this.upstream.readCapped(response.body);
+    } catch (err) {
+      if (err instanceof AnswerTooLargeError) {
+        this.end(x, null);
+        throw this.tooLarge(x, err);
+      }
+    }
     this.answerWorkerError(x, response.statusCode, response.headers['content-type'], text, reply);
   }
 
@@ -237,7 +253,12 @@ export class ProxyService {
   ): void {
     if (status >= 500) {
       this.end(x, null);
-      const failure = new UpstreamError(`Worker ${x.lease.worker.id} answered ${status}`, false);
+      const loop =
+        status === LOOP_STATUS ? ' (request loop: the worker endpoint is a Sluice frontend)' : '';
+      const failure = new UpstreamError(
+        `Worker ${x.lease.worker.id} answered ${status}${loop}`,
+        false,
+      );
       throw this.logged(x, `HTTP ${status}`, failure);
     }
     this.end(x, 'validation');
@@ -248,12 +269,22 @@ export class ProxyService {
       .send(body);
   }
 
+  /** 502 for an answer over `--max-upstream-body-bytes`; the request was aborted already. */
+  private tooLarge(x: Exchange, err: AnswerTooLargeError): UpstreamError {
+    const failure = new UpstreamError(
+      `Worker ${x.lease.worker.id} answered more than ${err.maxBytes} bytes (--max-upstream-body-bytes)`,
+      false,
+    );
+    return this.logged(x, err, failure);
+  }
+
   private async *relay(
     x: Exchange,
     source: Dispatcher.ResponseData['body'],
   ): AsyncGenerator<Buffer> {
     let first = true;
     let outcome: ErrorType | null = null;
+    const tail = new SseTail();
     try {
       for await (const chunk of source as AsyncIterable<Buffer>) {
         if (first) {
@@ -261,6 +292,7 @@ export class ProxyService {
           x.lease.firstToken();
           this.metrics.firstByte(x.model, (performance.now() - x.startedMs) / 1000);
         }
+        tail.saw(chunk);
         yield chunk;
       }
       outcome = '';
@@ -269,8 +301,9 @@ export class ProxyService {
       outcome = 'upstream';
       const failure = this.toUpstreamError(err, x);
       this.logFailure(x, err, `stream ended with an error event (${failure.status})`);
+      // The error event must not be glued onto a half-relayed event.
       yield Buffer.from(
-        `data: ${JSON.stringify({ error: { message: failure.message, type: failure.type, code: failure.status } })}\n\n`,
+        `${sseBoundaryBefore(tail)}data: ${JSON.stringify({ error: { message: failure.message, type: failure.type, code: failure.status } })}\n\n`,
       );
     } finally {
       if (outcome !== '') x.cancel.cancel();

@@ -3,10 +3,17 @@ import { Dispatcher, Pool } from 'undici';
 import { FrontendConfig } from '../config/frontend-config';
 import { WorkerEntry } from '../monitor/worker-entry';
 import { RegistryObserver, WorkerRegistry } from '../monitor/worker-registry.service';
-import { WholeAnswer, WholeAnswerHandler } from './whole-answer.handler';
+import { AnswerTooLargeError, WholeAnswer, WholeAnswerHandler } from './whole-answer.handler';
+
+/**
+ * Set on every request the frontend proxies. A frontend that receives a request carrying it is
+ * itself some frontend's "worker" (a report named a frontend's address): it answers with the loop
+ * error instead of proxying again, so a loop costs one extra hop, not a request storm.
+ */
+export const HOP_HEADER = 'x-sluice-hop';
 
 /** undici copies request headers, so one object serves every request. */
-const JSON_HEADERS = { 'content-type': 'application/json' } as const;
+const JSON_HEADERS = { 'content-type': 'application/json', [HOP_HEADER]: '1' } as const;
 
 interface Target {
   pool: Pool;
@@ -66,7 +73,7 @@ export class UpstreamClient implements OnModuleInit, OnModuleDestroy, RegistryOb
     const target = this.target(worker.endpoint);
     let handler!: WholeAnswerHandler;
     const answer = new Promise<WholeAnswer>((resolve, reject) => {
-      handler = new WholeAnswerHandler(resolve, reject);
+      handler = new WholeAnswerHandler(resolve, reject, this.config.maxUpstreamBodyBytes);
     });
     target.pool.dispatch(
       {
@@ -80,6 +87,25 @@ export class UpstreamClient implements OnModuleInit, OnModuleDestroy, RegistryOb
       handler,
     );
     return { answer, abort: () => handler.abort() };
+  }
+
+  /**
+   * Reads a streamed response's body whole (a worker's error answer), up to
+   * `--max-upstream-body-bytes`: beyond, the request is aborted and AnswerTooLargeError thrown.
+   */
+  async readCapped(body: Dispatcher.ResponseData['body']): Promise<string> {
+    const max = this.config.maxUpstreamBodyBytes;
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      bytes += chunk.length;
+      if (bytes > max) {
+        body.destroy();
+        throw new AnswerTooLargeError(max);
+      }
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks).toString('utf8');
   }
 
   rankUpdated(): void {

@@ -18,6 +18,14 @@ export class MidAnswerError extends Error {
   }
 }
 
+/** A worker's answer (or error body) longer than `--max-upstream-body-bytes`. */
+export class AnswerTooLargeError extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`Worker answer exceeds ${maxBytes} bytes (--max-upstream-body-bytes)`);
+    this.name = 'AnswerTooLargeError';
+  }
+}
+
 /**
  * Collects a unary answer for undici's dispatch API. It implements undici's plain handler
  * methods (onConnect, onHeaders, …), which undici calls directly; a handler with the newer
@@ -29,17 +37,20 @@ export class WholeAnswerHandler implements Dispatcher.DispatchHandler {
   private finished = false;
   private statusCode = 0;
   private contentType: string | undefined;
-  private readonly chunks: Buffer[] = [];
+  private chunks: Buffer[] = [];
+  private bytes = 0;
 
   constructor(
     private readonly resolve: (answer: WholeAnswer) => void,
     private readonly reject: (err: Error) => void,
+    /** Bytes read at most; beyond, the request is aborted and fails with AnswerTooLargeError. */
+    private readonly maxBytes = Infinity,
   ) {}
 
-  abort(): void {
+  abort(err: Error = new undiciErrors.RequestAbortedError()): void {
     if (this.aborted || this.finished) return;
     this.aborted = true;
-    this.abortFn?.(new undiciErrors.RequestAbortedError());
+    this.abortFn?.(err);
   }
 
   onConnect(abort: (err?: Error) => void): void {
@@ -53,14 +64,34 @@ export class WholeAnswerHandler implements Dispatcher.DispatchHandler {
       const name = rawHeaders[i];
       if (name.length === 12 && name.toString('latin1').toLowerCase() === 'content-type') {
         this.contentType = rawHeaders[i + 1].toString('latin1');
+      } else if (
+        name.length === 14 &&
+        name.toString('latin1').toLowerCase() === 'content-length' &&
+        Number(rawHeaders[i + 1].toString('latin1')) > this.maxBytes
+      ) {
+        // Declared too large: refuse before reading any of it.
+        this.tooLarge();
+        return false;
       }
     }
     return true;
   }
 
   onData(chunk: Buffer): boolean {
+    if (this.aborted) return false;
+    this.bytes += chunk.length;
+    if (this.bytes > this.maxBytes) {
+      this.tooLarge();
+      return false;
+    }
     this.chunks.push(chunk);
     return true;
+  }
+
+  /** Drops what was read and aborts the request: nothing is kept beyond the cap. */
+  private tooLarge(): void {
+    this.chunks = [];
+    this.abort(new AnswerTooLargeError(this.maxBytes));
   }
 
   onComplete(): void {

@@ -1,0 +1,98 @@
+import { MODEL, TestBus } from './support/bus';
+import { chat, metricValue } from './support/http';
+import { FrontendProcess, startFrontend, waitFor } from './support/processes';
+
+const INVALID = 'dynamo_frontend_kv_metrics_invalid_total';
+const REQUESTS = 'dynamo_frontend_requests_total';
+
+async function total(url: string, name: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `))
+      sum += Number(line.split(' ').pop());
+  }
+  return sum;
+}
+
+/**
+ * Issue 11 item 6: a frontend never proxies to itself (reports naming its own listen address
+ * are refused and counted), and a request that reaches a frontend from another one (the
+ * `x-sluice-hop` header) is answered with the loop error instead of being proxied again.
+ */
+describe('request loops through frontends', () => {
+  let bus: TestBus;
+  let a: FrontendProcess;
+  let b: FrontendProcess;
+
+  beforeAll(async () => {
+    bus = await TestBus.connect();
+    [a, b] = await Promise.all([startFrontend(), startFrontend()]);
+  });
+
+  afterAll(async () => {
+    await Promise.all([a?.proc.stop(), b?.proc.stop()]);
+    await bus?.close();
+  });
+
+  it("refuses reports whose endpoint is the frontend's own listen address (counted, model stays unknown)", async () => {
+    const port = new URL(a.url).port;
+    const before = (await metricValue(a.url, INVALID)) ?? 0;
+    const own = [`http://127.0.0.1:${port}`, `http://localhost:${port}/`, `http://0.0.0.0:${port}`];
+    own.forEach((endpoint, i) =>
+      bus.report(a.namespace, { worker_id: `self-${i}`, endpoint, model: 'self/model' }),
+    );
+    await waitFor(
+      async () => ((await metricValue(a.url, INVALID)) ?? 0) >= before + own.length,
+      'own-endpoint reports counted as invalid',
+    );
+    const answer = await chat(a.url, { model: 'self/model' });
+    expect(answer.status).toBe(404);
+    expect(answer.json).toMatchObject({ type: 'not_found', code: 404 });
+    expect(a.proc.output).toMatch(/own listen address/);
+  });
+
+  it('answers a loop between two frontends with the loop error, not a request storm', async () => {
+    // Each frontend believes the other is a worker of the model.
+    bus.report(a.namespace, { worker_id: 'frontend-b', endpoint: b.url });
+    bus.report(b.namespace, { worker_id: 'frontend-a', endpoint: a.url });
+    const listed = async (url: string): Promise<boolean> => {
+      const list = (await (await fetch(`${url}/v1/models`)).json()) as {
+        data: Array<{ id: string }>;
+      };
+      return list.data.some((m) => m.id === MODEL);
+    };
+    await waitFor(
+      async () => (await listed(a.url)) && (await listed(b.url)),
+      'model listed on both',
+    );
+    const [aBefore, bBefore] = [await total(a.url, REQUESTS), await total(b.url, REQUESTS)];
+
+    const answer = await chat(a.url);
+    expect(answer.status).toBe(502);
+    expect(answer.json).toEqual({
+      message: expect.stringMatching(/loop/i) as unknown,
+      type: 'upstream_error',
+      code: 502,
+    });
+
+    // B answered the hop itself with 508: one request each, no storm.
+    expect(await total(a.url, REQUESTS)).toBe(aBefore + 1);
+    expect(await total(b.url, REQUESTS)).toBe(bBefore + 1);
+  });
+
+  it('answers a request that already carries the hop header with 508 and the JSON error body', async () => {
+    bus.report(b.namespace, { worker_id: 'frontend-a', endpoint: a.url });
+    const res = await fetch(`${b.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-sluice-hop': '1' },
+      body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(res.status).toBe(508);
+    expect(await res.json()).toEqual({
+      message: expect.stringMatching(/loop/i) as unknown,
+      type: 'upstream_error',
+      code: 508,
+    });
+  });
+});

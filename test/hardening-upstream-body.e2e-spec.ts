@@ -1,0 +1,87 @@
+import { MODEL, TestBus } from './support/bus';
+import { FakeWorker, writeHuge } from './support/fake-worker';
+import { chat } from './support/http';
+import { FrontendProcess, startFrontend, waitFor } from './support/processes';
+
+const CAP = 64 * 1024;
+/** Far more than the cap, and more than socket buffers hold: the worker sees the abort. */
+const HUGE = 32 * 1024 * 1024;
+
+/**
+ * Issue 11 item 5 (contract §9): a worker's non-streamed answer and its error bodies are read
+ * only up to `--max-upstream-body-bytes`; beyond it the client gets 502 `upstream_error` and
+ * the upstream request is aborted.
+ */
+describe('worker answers over --max-upstream-body-bytes', () => {
+  let bus: TestBus;
+  let worker: FakeWorker;
+  let fe: FrontendProcess;
+  const outcomes: Record<string, 'aborted' | 'finished'> = {};
+  let reporting: NodeJS.Timeout | undefined;
+
+  beforeAll(async () => {
+    bus = await TestBus.connect();
+    // What to answer is chosen by the prompt, so one worker serves every case.
+    worker = await FakeWorker.start(async (req, res) => {
+      const body = JSON.parse(req.body) as { messages: Array<{ content: string }> };
+      const mode = body.messages[0].content;
+      if (mode === 'small') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ id: 'small', choices: [{ message: { content: 'ok' } }] }));
+        return;
+      }
+      const status = mode === 'huge-answer' ? 200 : mode === 'huge-4xx' ? 400 : 500;
+      // No Content-Length: the cap must hold while reading, not only from a declared size.
+      res.writeHead(status, { 'content-type': 'application/json' });
+      outcomes[mode] = await writeHuge(res, HUGE);
+    });
+    fe = await startFrontend(['--max-upstream-body-bytes', String(CAP)]);
+    // Reported every second, as a worker does: the cases outlive --worker-ttl-ms together.
+    const heartbeat = (): void =>
+      bus.report(fe.namespace, { worker_id: 'huge', endpoint: worker.url });
+    heartbeat();
+    reporting = setInterval(heartbeat, 1000);
+    let last = '';
+    await waitFor(async () => {
+      const answer = await ask('small');
+      last = `${answer.status} ${answer.text}`;
+      return answer.status === 200;
+    }, 'fake worker routed').catch((err: Error) => {
+      throw new Error(`${err.message}; last answer: ${last}\n${fe.proc.output}`);
+    });
+  });
+
+  afterAll(async () => {
+    clearInterval(reporting);
+    await fe?.proc.stop();
+    await worker?.stop();
+    await bus?.close();
+  });
+
+  const ask = (mode: string, extra: Record<string, unknown> = {}) =>
+    chat(fe.url, { model: MODEL, messages: [{ role: 'user', content: mode }], ...extra });
+
+  it.each([
+    ['a non-streamed answer', 'huge-answer', {}],
+    ['a 4xx error body', 'huge-4xx', {}],
+    ['a 5xx error body', 'huge-5xx', {}],
+    ['an error body answering a streamed request', 'huge-stream-error', { stream: true }],
+  ])('answers 502 upstream_error for %s over the cap and aborts it', async (_what, mode, extra) => {
+    const answer = await ask(mode, extra);
+    expect(answer.status).toBe(502);
+    expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(answer.json).toEqual({
+      message: expect.stringContaining(`${CAP} bytes`) as unknown,
+      type: 'upstream_error',
+      code: 502,
+    });
+    await waitFor(() => outcomes[mode], `the worker's ${mode} ended`, 30_000);
+    expect(outcomes[mode]).toBe('aborted');
+  });
+
+  it('still relays an answer under the cap', async () => {
+    const answer = await ask('small');
+    expect(answer.status).toBe(200);
+    expect(answer.json).toMatchObject({ id: 'small' });
+  });
+});
