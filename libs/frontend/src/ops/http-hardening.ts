@@ -5,15 +5,8 @@ import helmet from 'helmet';
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { jsonBodyRefusal } from './json-cost';
 import { REQUEST_ID_HEADER } from './logging';
-
-/**
- * JSON nested deeper than this is refused with a 400 before any handler walks it: validation
- * (class-transformer), the token estimate and the proxy's re-serialisation all recurse, and a
- * few kilobytes of `[[[[…` would otherwise overflow the stack into a 500. Real OpenAI bodies,
- * tool schemas included, stay far below it.
- */
-export const MAX_JSON_DEPTH = 128;
 
 /*
  * Pages a browser renders (`/ui`, `/docs`) get helmet's full set; JSON answers only what
@@ -69,8 +62,9 @@ export function hardenHttp(app: NestFastifyApplication): void {
  * JSON is the only body Sluice reads. Registering its parser here keeps Nest from adding its
  * `application/x-www-form-urlencoded` one at init: an HTML form on any web page can send that
  * cross-origin without a CORS preflight, so accepting it would open threshold writes to CSRF.
- * Also bounds nesting depth while parsing (so only requests with a body pay for it) and answers
- * unparseable HTTP with the contract's error body.
+ * Also bounds what parsing a body may build (nesting, values, objects: `json-cost.ts`), so that
+ * only requests with a body pay for it, and answers unparseable HTTP with the contract's error
+ * body.
  */
 function jsonBodiesOnly(app: NestFastifyApplication): void {
   const fastify = app.getHttpAdapter().getInstance();
@@ -80,17 +74,12 @@ function jsonBodiesOnly(app: NestFastifyApplication): void {
     'application/json',
     { bodyLimit: fastify.initialConfig.bodyLimit },
     (request, body, done) => {
+      // Before the parse, from the bytes: what the parse would build is bounded (contract §9).
+      const refusal = jsonBodyRefusal(body);
+      if (refusal !== undefined) return done(new BadRequestException(refusal), undefined);
       // Kept so that the proxy forwards the body as received instead of serialising it again.
       (request as RawBodyRequest<typeof request>).rawBody = body;
-      void json(request, body.toString('utf8'), (err, parsed) => {
-        // Valid JSON nested deeper than the limit needs more than twice as many bytes: a small
-        // body is not walked at all.
-        if (err || body.length <= 2 * MAX_JSON_DEPTH || !nestedDeeperThan(parsed, MAX_JSON_DEPTH)) {
-          done(err, parsed);
-        } else {
-          done(new BadRequestException(`JSON body nested deeper than ${MAX_JSON_DEPTH} levels`));
-        }
-      });
+      void json(request, body.toString('utf8'), done);
     },
   );
   // Fastify attached its own listener when the adapter was made; its body is not contract-shaped.
@@ -120,29 +109,6 @@ function lingerThenClose(this: Socket): void {
   this.once('close', () => clearTimeout(timer));
   this.once('end', () => this.destroy());
   this.resume();
-}
-
-/**
- * Recursion that stops one level past `max`, so the check itself cannot overflow the stack; no
- * allocation per node.
- */
-export function nestedDeeperThan(value: unknown, max: number): boolean {
-  return deeperThan(value, max, 1);
-}
-
-function deeperThan(value: unknown, max: number, depth: number): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  if (depth > max) return true;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      if (deeperThan(value[i], max, depth + 1)) return true;
-    }
-    return false;
-  }
-  for (const key in value) {
-    if (deeperThan((value as Record<string, unknown>)[key], max, depth + 1)) return true;
-  }
-  return false;
 }
 
 /**
