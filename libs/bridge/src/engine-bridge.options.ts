@@ -9,6 +9,8 @@ export const BRIDGE_DEFAULTS = {
   scrapeIntervalMs: 250,
   scrapeTimeoutMs: 1000,
   downAfterMs: 3000,
+  /** Scrapes with requests in flight at once; more wait their turn (see ScrapeSlots). */
+  maxConcurrentScrapes: 256,
   namespace: 'dynamo',
 } as const;
 
@@ -45,4 +47,5 @@ export interface EngineBridgeOptions {
   readonly adapter?: EngineAdapter;
   readonly dispatcher?: Dispatcher;
   readonly maxBodyBytes?: number;
+  readonly maxConcurrentScrapes?: number;
 }

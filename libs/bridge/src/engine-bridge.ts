@@ -9,6 +9,7 @@ import { DEFAULT_MAX_BODY_BYTES } from './http/engine-http.client';
 import { BridgeMetrics } from './metrics/bridge-metrics';
 import { ReportBuilder } from './scrape/report-builder';
 import { ScrapeFailure } from './http/scrape-failure';
+import { ScrapeSlots } from './scrape/scrape-slots';
 import { ScrapeOutcome, TargetScraper } from './scrape/target-scraper';
 import { Target } from './targets/target';
 import { buildTargetSources } from './targets/target-sources';
@@ -30,6 +31,7 @@ export class EngineBridge {
   private readonly reports: ReportBuilder;
   private readonly now: () => number;
   private readonly sources: TargetSource[];
+  private readonly slots: ScrapeSlots;
   private removeAgeSource: (() => void) | undefined;
   private publishFailing = false;
   private running = false;
@@ -50,6 +52,9 @@ export class EngineBridge {
       source: options.source ?? `bridge ${options.engine} ${hostname()}:${process.pid}`,
     });
     this.sources = buildTargetSources(options, this.logger);
+    this.slots = new ScrapeSlots(
+      options.maxConcurrentScrapes ?? BRIDGE_DEFAULTS.maxConcurrentScrapes,
+    );
   }
 
   /** Loads every target source (rejects with TargetSpecError when one is invalid) and scrapes. */
@@ -129,6 +134,7 @@ export class EngineBridge {
       dispatcher: this.dispatcher,
       now: this.now,
       random: this.options.random,
+      slots: this.slots,
       settings: {
         intervalMs: this.options.scrapeIntervalMs ?? BRIDGE_DEFAULTS.scrapeIntervalMs,
         timeoutMs: this.timeoutMs,

@@ -2,6 +2,7 @@ import { Agent } from 'undici';
 import { EngineAdapter, EngineSnapshot } from '../engines/engine-adapter';
 import { ScrapeOutcome, TargetScraper, nextTick } from './target-scraper';
 import { parseTargetSpec } from '../targets/target';
+import { ScrapeSlots } from './scrape-slots';
 
 const SNAPSHOT: EngineSnapshot = {
   model: 'm',
@@ -25,7 +26,13 @@ const dispatcher = new Agent();
 
 function scraper(
   adapter: EngineAdapter,
-  opts: { intervalMs?: number; timeoutMs?: number; random?: () => number; url?: string } = {},
+  opts: {
+    intervalMs?: number;
+    timeoutMs?: number;
+    random?: () => number;
+    url?: string;
+    slots?: ScrapeSlots;
+  } = {},
 ) {
   const outcomes: ScrapeOutcome[] = [];
   const sut = new TargetScraper(parseTargetSpec(opts.url ?? 'w1=http://127.0.0.1:9'), {
@@ -33,6 +40,7 @@ function scraper(
     dispatcher,
     now: () => Date.now(),
     random: opts.random ?? (() => 0),
+    slots: opts.slots,
     settings: {
       intervalMs: opts.intervalMs ?? 250,
       timeoutMs: opts.timeoutMs ?? 1000,
@@ -95,6 +103,41 @@ describe('TargetScraper scheduling', () => {
     expect(adapter.starts).toEqual([0, 750, 1500]);
     expect(outcomes.every((o) => o.ok)).toBe(true);
     await sut.stop();
+  });
+
+  it('sends at most the slots in flight; a scrape that waited for a slot is not timed out for it', async () => {
+    const slots = new ScrapeSlots(2);
+    let inflight = 0;
+    let maxInflight = 0;
+    const adapters = Array.from({ length: 5 }, () => {
+      const a = new TimedAdapter(300);
+      const scrape = a.scrape.bind(a);
+      a.scrape = async () => {
+        maxInflight = Math.max(maxInflight, ++inflight);
+        try {
+          return await scrape();
+        } finally {
+          inflight--;
+        }
+      };
+      return a;
+    });
+    const scrapers = adapters.map((a, i) =>
+      scraper(a, { slots, timeoutMs: 500, url: `w${i}=http://127.0.0.1:${1000 + i}` }),
+    );
+    for (const s of scrapers) s.sut.start();
+    await jest.advanceTimersByTimeAsync(2000);
+    expect(maxInflight).toBe(2);
+    // The fifth waited 600 ms for its turn, longer than the 500 ms deadline, and still succeeded.
+    expect(adapters[4].starts[0]).toBe(600);
+    const outcomes = scrapers.flatMap((s) => s.outcomes);
+    expect(outcomes.length).toBeGreaterThan(5);
+    expect(outcomes.every((o) => o.ok)).toBe(true);
+    await Promise.all(scrapers.map((s) => s.sut.stop()));
+    expect(slots.queued).toBe(0);
+    const starts = adapters.map((a) => a.starts.length);
+    await jest.advanceTimersByTimeAsync(2000);
+    expect(adapters.map((a) => a.starts.length)).toEqual(starts);
   });
 
   it('computes the next tick on the grid, strictly after now', () => {

@@ -4,6 +4,7 @@ import { UnparsableError } from '../engines/unparsable.error';
 import { AnswerCache, ScrapeHttp } from '../http/engine-http.client';
 import { ScrapeFailure } from '../http/scrape-failure';
 import { Target } from '../targets/target';
+import { ScrapeSlots } from './scrape-slots';
 
 export type ScrapeOutcome =
   | { readonly ok: true; readonly snapshot: EngineSnapshot; readonly at: number }
@@ -20,6 +21,8 @@ export interface ScraperDeps {
   readonly dispatcher: Dispatcher;
   readonly settings: ScraperSettings;
   readonly now: () => number;
+  /** Shared by the bridge's scrapers: a scrape sends its requests once it holds a slot. */
+  readonly slots?: ScrapeSlots;
   /** In [0, 1): where in its first interval the target's first scrape starts. */
   readonly random?: () => number;
   /** Called after every scrape that was not cut short by stop(). Must not throw. */
@@ -33,7 +36,7 @@ export interface ScraperDeps {
  * while a scrape is still running (or while the bridge's event loop was too busy to fire it) is
  * skipped, never made up: a slow or timed-out scrape is not followed by another at once.
  * Each scrape has a whole deadline of `timeoutMs` over all its requests, armed when its first
- * request is sent, however the engine answers (or does not); at the deadline, answers that
+ * request is sent (after waiting for one of the bridge's scrape slots, if it had to), however the engine answers (or does not); at the deadline, answers that
  * already arrived but wait behind the bridge's own work are read before it counts as a timeout.
  */
 export class TargetScraper {
@@ -41,6 +44,7 @@ export class TargetScraper {
   /** The next tick of this target's grid (a `now()` time). */
   private nextAt = 0;
   private inflight: AbortController | undefined;
+  private cancelTurn: (() => void) | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
   private readonly cache = new AnswerCache();
@@ -64,6 +68,7 @@ export class TargetScraper {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    this.cancelTurn?.();
     this.inflight?.abort(new ScrapeFailure('error', 'bridge stopping'));
     await this.running;
   }
@@ -78,7 +83,23 @@ export class TargetScraper {
   }
 
   private async tick(): Promise<void> {
-    const outcome = await this.scrapeOnce();
+    const slots = this.deps.slots;
+    let outcome: ScrapeOutcome;
+    if (slots) {
+      const turn = slots.take();
+      this.cancelTurn = turn.cancel;
+      const granted = await turn.granted;
+      this.cancelTurn = undefined;
+      if (!granted) return;
+      try {
+        if (this.stopped) return;
+        outcome = await this.scrapeOnce();
+      } finally {
+        slots.release();
+      }
+    } else {
+      outcome = await this.scrapeOnce();
+    }
     if (this.stopped) return;
     if (!outcome.ok) this.cache.clear();
     this.deps.onOutcome(this.target, outcome);
