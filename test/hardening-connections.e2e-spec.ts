@@ -52,7 +52,8 @@ describe('idle and slow connections (--idle-timeout-ms)', () => {
     });
     fe = await startFrontend(['--idle-timeout-ms', String(IDLE_TIMEOUT_MS)]);
     port = Number(new URL(fe.url).port);
-  });
+    // startFrontend alone may take 60 s on a loaded machine: more than the default hook timeout.
+  }, 180_000);
 
   afterAll(async () => {
     for (const s of sockets) s.destroy();

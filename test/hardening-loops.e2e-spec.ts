@@ -28,7 +28,8 @@ describe('request loops through frontends', () => {
   beforeAll(async () => {
     bus = await TestBus.connect();
     [a, b] = await Promise.all([startFrontend(), startFrontend()]);
-  });
+    // startFrontend alone may take 60 s on a loaded machine: more than the default hook timeout.
+  }, 180_000);
 
   afterAll(async () => {
     await Promise.all([a?.proc.stop(), b?.proc.stop()]);

@@ -34,7 +34,8 @@ describe('a stream that breaks mid-event', () => {
       };
       return list.data.some((m) => m.id === MODEL);
     }, 'model listed');
-  });
+    // startFrontend alone may take 60 s on a loaded machine: more than the default hook timeout.
+  }, 180_000);
 
   afterAll(async () => {
     await fe?.proc.stop();

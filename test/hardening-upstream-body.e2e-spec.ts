@@ -49,7 +49,8 @@ describe('worker answers over --max-upstream-body-bytes', () => {
     }, 'fake worker routed').catch((err: Error) => {
       throw new Error(`${err.message}; last answer: ${last}\n${fe.proc.output}`);
     });
-  });
+    // startFrontend alone may take 60 s on a loaded machine: more than the default hook timeout.
+  }, 180_000);
 
   afterAll(async () => {
     clearInterval(reporting);
