@@ -228,11 +228,12 @@ function analysis(c: ScrapeCost, rs: Reaction[], figures: Figure[]): string[] {
           ? `: even a whole core would sustain only ~${fmt(capacity)} scrapes/s (~${fmt(capacity / (1000 / INTERVAL_MS))} targets at ${INTERVAL_MS} ms), ` +
             'so the limit is CPU per scrape in one Node process (one event loop scrapes every target)'
           : `, which a whole core would sustain: it did not get one`) +
+        '. A fleet this large wants its targets split over several bridges (one targets file each), ' +
+        'or a longer --scrape-interval-ms' +
         ` (other work on the machine meanwhile: ${fmt(c.otherLoad.mean, 2)} cores on average).` +
         (c.scrapes.timeout + c.workerDowns > 0
           ? ` In the window ${n(c.scrapes.timeout)} scrapes timed out and ${n(c.workerDowns)} worker_down were published for ` +
-            "engines that answered: once behind, the 1 s deadline counts the wait for the bridge's own event loop, and a timed-out " +
-            'target is scraped again at once, which adds load.'
+            'engines that answered.'
           : '') +
         top
       );

@@ -227,6 +227,8 @@ export async function measureScrapeCost(ctx: BenchContext): Promise<ScrapeCost> 
       RESULTS.map((r) => [r, count(after, r) - count(before, r)]),
     ) as ScrapeCost['scrapes'];
     if (!bridge.running) throw new Error(`the bridge exited: ${bridge.tail.slice(-1000)}`);
+    // Counted before the bridge stops: a stopping bridge says worker_down for every engine.
+    const workerDowns = watch.downs - downs0;
     let profile: ProfileSummary | null = null;
     if (ctx.profile) {
       await bridge.stop();
@@ -239,7 +241,7 @@ export async function measureScrapeCost(ctx: BenchContext): Promise<ScrapeCost> 
       scrapes,
       reports: watch.reports,
       workers: watch.inWindow.size,
-      workerDowns: watch.downs - downs0,
+      workerDowns,
       startup,
       arrivalAgeMs: watch.arrivalAgeMs,
       ageBeforeNextMs: watch.ageBeforeNextMs,
