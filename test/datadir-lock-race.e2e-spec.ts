@@ -16,28 +16,54 @@ const LOCK_MODULE = join(
 );
 
 /**
- * A process that takes the embedded database's lock at a given instant (busy-waiting for it, so
- * that two such processes try within microseconds of each other), holds it, then exits.
+ * A process that loads the lock module, says `ready`, reads the instant to try at from its
+ * standard input, busy-waits for it (so that two such processes try within microseconds of each
+ * other), reports, and holds what it got until its standard input closes.
  */
 const CONTENDER = `
 const { DataDirLock } = require(process.argv[1]);
-const [dir, file, at] = process.argv.slice(2);
-while (Date.now() < Number(at)) {}
-try {
-  DataDirLock.acquire(dir, file);
-  process.stdout.write('acquired\\n');
-  setTimeout(() => process.exit(0), 3000);
-} catch (err) {
-  process.stdout.write('refused: ' + err.message + '\\n');
-}`;
+const [dir, file] = process.argv.slice(2);
+process.stdout.write('ready\\n');
+process.stdin.once('data', (at) => {
+  while (Date.now() < Number(String(at))) {}
+  try {
+    DataDirLock.acquire(dir, file);
+    process.stdout.write('acquired\\n');
+  } catch (err) {
+    process.stdout.write('refused: ' + err.message + '\\n');
+  }
+  process.stdin.once('end', () => process.exit(0));
+});`;
 
-function contend(dir: string, file: string, at: number): Promise<string> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['-e', CONTENDER, LOCK_MODULE, dir, file, String(at)]);
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.once('exit', () => resolve(out.trim()));
-  });
+interface Contender {
+  ready: Promise<void>;
+  outcome: Promise<string>;
+  go(at: number): void;
+  done(): Promise<void>;
+}
+
+function contender(dir: string, file: string): Contender {
+  const child = spawn(process.execPath, ['-e', CONTENDER, LOCK_MODULE, dir, file]);
+  let out = '';
+  const seen = (what: RegExp): Promise<string> =>
+    new Promise((resolve) => {
+      const check = (): void => {
+        const m = what.exec(out);
+        if (m) resolve(m[0]);
+        else child.stdout.once('data', (d: Buffer) => ((out += d.toString()), check()));
+      };
+      check();
+    });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    ready: seen(/ready\n/).then(() => undefined),
+    outcome: seen(/(acquired|refused: .*)\n/).then((line) => line.trim()),
+    go: (at) => child.stdin.write(String(at)),
+    done: async () => {
+      child.stdin.end();
+      await exited;
+    },
+  };
 }
 
 /**
@@ -54,11 +80,15 @@ describe('embedded database lock: takeover from a dead process', () => {
       const file = join(dir, 'sluice.lock');
       const dead = spawnSync(process.execPath, ['-e', '0']); // a pid that no longer runs
       writeFileSync(file, `${dead.pid}\n`);
-      const at = Date.now() + 1500;
-      const outs = await Promise.all([contend(dir, file, at), contend(dir, file, at)]);
+      const pair = [contender(dir, file), contender(dir, file)];
+      await Promise.all(pair.map((c) => c.ready));
+      const at = Date.now() + 50;
+      for (const c of pair) c.go(at);
+      const outs = await Promise.all(pair.map((c) => c.outcome));
+      await Promise.all(pair.map((c) => c.done()));
       owners.push(outs.filter((o) => o === 'acquired').length);
       for (const o of outs) expect(o).toMatch(/^(acquired|refused: .*already open in process \d+)/);
     }
     expect(owners).toEqual(new Array<number>(rounds).fill(1));
-  }, 180_000);
+  });
 });
