@@ -1,5 +1,5 @@
 import { MODEL, TestBus } from './support/bus';
-import { chat, post } from './support/http';
+import { chat, openStream, post } from './support/http';
 import {
   FrontendProcess,
   startFrontend,
@@ -162,16 +162,7 @@ describe('graceful shutdown', () => {
     try {
       bus.report(fe.namespace, { worker_id: 'drain-w', endpoint: worker.url });
       await waitFor(async () => (await chat(fe.url)).status === 200, 'worker admitted');
-      const stream = await fetch(`${fe.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          model: MODEL,
-          messages: [{ role: 'user', content: 'x' }],
-          max_tokens: 200,
-          stream: true,
-        }),
-      });
+      const stream = await openStream(fe.url);
       expect(stream.status).toBe(200);
       fe.proc.child.kill('SIGTERM');
       await fe.proc.waitForOutput(/SIGTERM received/);

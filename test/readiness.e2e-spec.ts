@@ -1,6 +1,6 @@
-import { MODEL, OVERLOAD_BODY } from '@sluice/testkit';
+import { OVERLOAD_BODY } from '@sluice/testkit';
 import { createTestDatabase } from './support/database';
-import { chat } from './support/http';
+import { chat, openStream } from './support/http';
 import { Heartbeat } from './support/nats-server';
 import {
   AppProcess,
@@ -81,16 +81,7 @@ describe('readiness (GET /ready)', () => {
   });
 
   it('turns unready at once on SIGTERM, while in-flight requests finish', async () => {
-    const stream = await fetch(`${fe.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model: MODEL,
-        messages: [{ role: 'user', content: 'x' }],
-        max_tokens: 200,
-        stream: true,
-      }),
-    });
+    const stream = await openStream(fe.url);
     expect(stream.status).toBe(200);
     fe.proc.child.kill('SIGTERM');
     await fe.proc.waitForOutput(/SIGTERM received/);

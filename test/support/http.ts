@@ -36,6 +36,20 @@ export function chat(base: string, extra: Record<string, unknown> = {}): Promise
   });
 }
 
+/** Opens a streamed chat completion of `maxTokens` tokens; read its body to follow it. */
+export function openStream(base: string, maxTokens = 200): Promise<Response> {
+  return fetch(`${base}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'x' }],
+      max_tokens: maxTokens,
+      stream: true,
+    }),
+  });
+}
+
 /** Reads one sample from Prometheus text; labels must match exactly the ones given. */
 export async function metricValue(
   base: string,
