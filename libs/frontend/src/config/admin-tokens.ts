@@ -8,8 +8,9 @@ import { FrontendConfigError } from './frontend-config.error';
  */
 const PLACEHOLDER = /change-?me|sluice-demo|placeholder|example-token/i;
 
-interface Source {
-  readonly name: string;
+/** A repeatable flag's items and the flag or variable they came from (for error messages). */
+export interface ListItems {
+  readonly source: string;
   readonly items: readonly string[];
 }
 
@@ -19,19 +20,13 @@ interface Source {
  * that `ps` shows. Token values never reach an error message.
  */
 export function parseAdminTokens(
-  fromArgs: readonly string[] | undefined,
+  listed: ListItems,
   file: { path: string; source: string } | undefined,
-  env: NodeJS.ProcessEnv,
 ): AdminToken[] {
-  const sources: Source[] = [];
-  if (fromArgs?.length) sources.push({ name: '--admin-token', items: fromArgs });
-  else {
-    const fromEnv = (env.SLUICE_ADMIN_TOKEN ?? '').split(',').filter(Boolean);
-    if (fromEnv.length) sources.push({ name: 'SLUICE_ADMIN_TOKEN', items: fromEnv });
-  }
-  if (file) sources.push({ name: file.source, items: readTokenFile(file.path, file.source) });
+  const lists = [listed];
+  if (file) lists.push({ source: file.source, items: readTokenFile(file.path, file.source) });
   const tokens: AdminToken[] = [];
-  for (const { name: source, items } of sources) {
+  for (const { source, items } of lists) {
     for (const item of items) tokens.push(parseItem(item, source, tokens));
   }
   return tokens;

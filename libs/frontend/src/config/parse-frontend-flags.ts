@@ -7,7 +7,7 @@ import {
   LogLevel,
   RouterMode,
 } from './frontend-config';
-import { parseAdminTokens } from './admin-tokens';
+import { ListItems, parseAdminTokens } from './admin-tokens';
 import { FrontendConfigError } from './frontend-config.error';
 import { THRESHOLD_SPECS } from './threshold-keys';
 
@@ -194,8 +194,8 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
     natsUrl: parseNatsUrl(r),
     databaseUrl: parseDatabaseUrl(r),
     dataDir: r.string('data-dir', './data'),
-    adminTokens: parseAdminTokens(values['admin-token'], adminTokenFile(r), env),
-    engineTargets: parseEngineTargets(values['engine-target'], env),
+    adminTokens: parseAdminTokens(listFlag(values, env, 'admin-token'), adminTokenFile(r)),
+    engineTargets: parseEngineTargets(listFlag(values, env, 'engine-target')),
     thresholdResyncMs: int('threshold-resync-ms', 100, 5000),
     logLevel: r.oneOf<LogLevel>('log-level', ['debug', 'info', 'warn', 'error'], 'info'),
     accessLog: r.oneOf('access-log', ['true', 'false'], 'false') === 'true',
@@ -227,19 +227,20 @@ function adminTokenFile(r: FlagReader): { path: string; source: string } | undef
 }
 
 /**
- * `ENGINE=[NAME=]URL`, repeatable; the env form is a comma-separated list. Each is an engine the
- * in-process bridge scrapes (contract §7).
+ * A repeatable flag's items and where they came from: the flags if given, else the
+ * comma-separated environment variable.
  */
-function parseEngineTargets(
-  fromArgs: string[] | undefined,
-  env: NodeJS.ProcessEnv,
-): EngineTarget[] {
-  const source = fromArgs?.length ? '--engine-target' : envName('engine-target');
-  const raw = fromArgs?.length
-    ? fromArgs
-    : (env[envName('engine-target')] ?? '').split(',').filter(Boolean);
+function listFlag(values: FlagValues, env: NodeJS.ProcessEnv, flag: ListFlag): ListItems {
+  const fromArgs = values[flag];
+  if (fromArgs?.length) return { source: `--${flag}`, items: fromArgs };
+  const name = envName(flag);
+  return { source: name, items: (env[name] ?? '').split(',').filter(Boolean) };
+}
+
+/** `ENGINE=[NAME=]URL` each: an engine the in-process bridge scrapes (contract §7). */
+function parseEngineTargets({ source, items }: ListItems): EngineTarget[] {
   const targets: EngineTarget[] = [];
-  for (const item of raw) {
+  for (const item of items) {
     const i = item.indexOf('=');
     const engine = item.slice(0, Math.max(i, 0));
     if (!(ENGINE_NAMES as readonly string[]).includes(engine)) {
