@@ -1,4 +1,9 @@
 export { InProcessBus } from './in-process-bus';
 export { InProcessTransport } from './in-process.transport';
 export { NamespacedNatsServer } from './namespaced-nats.server';
-export { EventPublisher, InProcessEventPublisher, NatsEventPublisher } from './event-publisher';
+export {
+  EventPublisher,
+  InProcessEventPublisher,
+  NatsEventPublisher,
+  type Publish,
+} from './event-publisher';

@@ -2,7 +2,7 @@ import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { EngineBridge, EngineName, type BridgeWorkerStatus } from '@sluice/bridge';
 import { register } from 'prom-client';
 import { FrontendConfig } from '../config/frontend-config';
-import type { Publish } from '../ops/monitor-transport';
+import type { Publish } from '@sluice/bus';
 
 /**
  * Contract §7, `--engine-target ENGINE=[NAME=]URL`: the engine bridge run inside the frontend,

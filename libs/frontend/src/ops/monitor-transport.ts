@@ -4,13 +4,12 @@ import {
   InProcessEventPublisher,
   InProcessTransport,
   NamespacedNatsServer,
+  type Publish,
 } from '@sluice/bus';
 import type { NatsConnection } from 'nats';
 import { natsServerOptions } from '@sluice/contracts';
 import { FrontendConfig } from '../config/frontend-config';
 import { BusStateService } from './bus-state.service';
-
-export type Publish = (subject: string, payload: object) => void;
 
 /**
  * Hosts the worker monitor as a Nest microservice on NATS (`--nats-url`) or the in-process

@@ -10,8 +10,7 @@ import { ThresholdRepository, ThresholdValues } from './persistence';
 import { isModelName } from './dto/storable-text';
 import { ThresholdDatabase } from './persistence/threshold-database.service';
 import { ThresholdsService } from './thresholds.service';
-
-type Publish = (subject: string, payload: object) => void;
+import type { Publish } from '@sluice/bus';
 
 /**
  * Keeps this replica's thresholds equal to the database: a load at start (retried with backoff),
