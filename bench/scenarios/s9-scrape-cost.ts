@@ -8,6 +8,7 @@ import { monotonicUs, ProfileSummary, summarizeProfile } from '../lib/profile';
 import { cpuMs, CpuMeter, rssMb } from '../lib/procfs';
 import { startPrivateNats } from '../lib/sluice';
 import { freePort, sleep, uniqueNamespace, waitFor } from '../lib/util';
+import { VLLM_FILTERED_PATH } from '@sluice/bridge';
 import { metricSamples } from '@sluice/testkit';
 
 export const TARGETS = 1000;
@@ -16,7 +17,11 @@ const RESULTS = ['ok', 'error', 'timeout', 'unparsable'] as const;
 
 export interface ScrapeCost {
   targets: number;
+  /** Whether the engines answered the bridge's `?name[]=` filter, as vLLM's exporter does. */
+  filtered: boolean;
   bodyBytes: number;
+  /** What one scrape reads: the filtered answer, or the whole body. */
+  answerBytes: number;
   windowS: number;
   /** Scrapes counted by the bridge in the window, by result. */
   scrapes: Record<(typeof RESULTS)[number], number>;
@@ -90,8 +95,10 @@ class ReportWatch {
 
 async function startFarm(
   g: ProcessGroup,
+  filtered: boolean,
 ): Promise<{ proc: Proc; ports: number[]; bodyBytes: number }> {
-  const proc = g.node('engine-farm', 'dist/bench/tools/engine-farm.js', [String(TARGETS), MODEL], {
+  const args = [String(TARGETS), MODEL, ...(filtered ? [] : ['--ignore-name-filter'])];
+  const proc = g.node('engine-farm', 'dist/bench/tools/engine-farm.js', args, {
     cpu: CPU.client,
     captureStdout: true,
   });
@@ -143,8 +150,10 @@ async function profileBridge(
 /**
  * Part 1 of scenario 9: one standalone bridge scraping TARGETS fake vLLM engines every 250 ms
  * through a targets file and publishing on NATS; the bench reads the reports as a frontend would.
+ * `filtered`: the engines answer the bridge's metric-name filter (vLLM's exporter does), or send
+ * the whole body to every scrape.
  */
-export async function measureScrapeCost(ctx: BenchContext): Promise<ScrapeCost> {
+export async function measureScrapeCost(ctx: BenchContext, filtered: boolean): Promise<ScrapeCost> {
   const g = ctx.group();
   let nc: NatsConnection | undefined;
   try {
@@ -153,7 +162,9 @@ export async function measureScrapeCost(ctx: BenchContext): Promise<ScrapeCost> 
     const ns = uniqueNamespace('s9');
     nc = await connect({ servers: natsUrl, name: 'sluice-bench-s9' });
     const watch = new ReportWatch(nc, ns);
-    const farm = await startFarm(g);
+    const farm = await startFarm(g, filtered);
+    const answer = await fetch(`http://127.0.0.1:${farm.ports[0]}${VLLM_FILTERED_PATH}`);
+    const answerBytes = (await answer.arrayBuffer()).byteLength;
     const file = join(ctx.tmpDir, 's9-targets.txt');
     const lines = farm.ports.map(
       (p, i) => `engine-${String(i + 1).padStart(4, '0')}=http://127.0.0.1:${p}`,
@@ -194,7 +205,7 @@ export async function measureScrapeCost(ctx: BenchContext): Promise<ScrapeCost> 
     };
     const windowS = ctx.quick ? 6 : 30;
     ctx.log(
-      `${TARGETS} targets (${farm.bodyBytes} bytes of /metrics each) all reported after ${allReportedS.toFixed(1)} s; ` +
+      `${TARGETS} targets (${answerBytes} of ${farm.bodyBytes} bytes of /metrics per scrape) all reported after ${allReportedS.toFixed(1)} s; ` +
         `${settled ? 'settled' : 'not settled'} after ${startup.settledS.toFixed(0)} s (${failures} failed scrapes, ${watch.downs} worker_down); ${windowS} s measured`,
     );
 
@@ -230,13 +241,15 @@ export async function measureScrapeCost(ctx: BenchContext): Promise<ScrapeCost> 
     // Counted before the bridge stops: a stopping bridge says worker_down for every engine.
     const workerDowns = watch.downs - downs0;
     let profile: ProfileSummary | null = null;
-    if (ctx.profile) {
+    if (ctx.profile && filtered) {
       await bridge.stop();
       profile = await profileBridge(ctx, g, args, watch);
     }
     return {
       targets: TARGETS,
+      filtered,
       bodyBytes: farm.bodyBytes,
+      answerBytes,
       windowS: wall / 1000,
       scrapes,
       reports: watch.reports,

@@ -3,31 +3,67 @@
  * COUNT loopback ports (one port per engine, so a scraper holds one keep-alive connection per
  * engine, as in a real fleet), each with its own realistic vLLM 0.11 body (bench/lib/vllm-metrics,
  * ~45 KB). The bodies are rendered once: what is measured is the scraper, not this process.
+ * Like vLLM's exporter (prometheus_client), `GET /metrics?name[]=A&name[]=B` answers only the
+ * samples named A and B; with `--ignore-name-filter` every answer is the whole body, as from an
+ * exporter that ignores the query (prometheus_client in multiprocess mode answers nothing, and
+ * the bridge then reads the whole body too).
  * Prints one JSON line when every port listens:
  *
  *   {"event":"ready","ports":[…],"bodyBytes":45021}
  *
- *   node dist/bench/tools/engine-farm.js COUNT MODEL
+ *   node dist/bench/tools/engine-farm.js COUNT MODEL [--ignore-name-filter]
  */
 import { createServer as createHttpServer } from 'node:http';
 import { AddressInfo, createServer, Server } from 'node:net';
 import { vllmMetricsText } from '../lib/vllm-metrics';
 
-const [countArg, model] = process.argv.slice(2);
+const [countArg, model, option] = process.argv.slice(2);
 const count = Number(countArg);
+const honourFilter = option !== '--ignore-name-filter';
 if (!Number.isInteger(count) || count < 1 || count > 10000 || !model) {
-  process.stderr.write('usage: engine-farm COUNT MODEL\n');
+  process.stderr.write('usage: engine-farm COUNT MODEL [--ignore-name-filter]\n');
   process.exit(2);
 }
 
 const bodies = new Map<number, Buffer>();
+/** Filtered answers, rendered once per port and query. */
+const restricted = new Map<string, Buffer>();
 const notFound = Buffer.from('Not Found');
 let requests = 0;
+
+function answer(port: number, url: string): Buffer | undefined {
+  const [path, query] = url.split('?', 2);
+  const body = path === '/metrics' ? bodies.get(port) : undefined;
+  const names = new URLSearchParams(query ?? '').getAll('name[]');
+  if (!body || !honourFilter || names.length === 0) return body;
+  const key = `${port}?${query}`;
+  let out = restricted.get(key);
+  if (!out) {
+    out = Buffer.from(onlySamples(body.toString(), new Set(names)));
+    restricted.set(key, out);
+  }
+  return out;
+}
+
+/** prometheus_client's restricted registry: the named samples, with their families' HELP/TYPE. */
+function onlySamples(text: string, names: ReadonlySet<string>): string {
+  const out: string[] = [];
+  let header: string[] = [];
+  for (const line of text.split('\n')) {
+    if (line.startsWith('# HELP ')) header = [line];
+    else if (line.startsWith('#')) header.push(line);
+    else if (names.has(line.replace(/[{ ].*$/, ''))) {
+      out.push(...header, line);
+      header = [];
+    }
+  }
+  return out.length > 0 ? `${out.join('\n')}\n` : '';
+}
 
 // One HTTP parser for every port: each listener hands its connections to it.
 const http = createHttpServer((req, res) => {
   requests++;
-  const body = req.url === '/metrics' ? bodies.get(req.socket.localPort ?? 0) : undefined;
+  const body = answer(req.socket.localPort ?? 0, req.url ?? '');
   if (!body) return void res.writeHead(404, { 'content-length': notFound.length }).end(notFound);
   res
     .writeHead(200, {
@@ -65,7 +101,7 @@ async function main(): Promise<void> {
   }
   const ports = [...bodies.keys()];
   process.stdout.write(
-    `${JSON.stringify({ event: 'ready', ports, bodyBytes: bodies.get(ports[0])?.length })}\n`,
+    `${JSON.stringify({ event: 'ready', ports, bodyBytes: bodies.get(ports[0])?.length, honourFilter })}\n`,
   );
   const stop = (): void => {
     process.stderr.write(`engine-farm: ${requests} requests served\n`);

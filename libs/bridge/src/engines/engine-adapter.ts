@@ -29,6 +29,12 @@ export interface GetOptions {
  * unparsable) that the scraper counts; adapters need not catch anything.
  */
 export interface EngineHttp {
+  /**
+   * What an adapter learnt about this target (e.g. "ignores the metric-name filter"): kept
+   * across scrapes, forgotten after a failed one (the engine may have restarted as another
+   * version).
+   */
+  readonly notes: Set<string>;
   text(path: string, options?: GetOptions): Promise<string | undefined>;
   json(path: string, options?: GetOptions): Promise<unknown>;
 }

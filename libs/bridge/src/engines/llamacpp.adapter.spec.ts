@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EngineHttp } from './engine-adapter';
+import { answeringHttp } from './engine-http.fixture';
 import { LlamacppAdapter, mapLlamacpp } from './llamacpp.adapter';
 import { UnparsableError } from './unparsable.error';
 
@@ -8,16 +8,7 @@ const FIXTURES = join(__dirname, '../../../../test/fixtures/engines/llamacpp');
 const fixture = (name: string): string => readFileSync(join(FIXTURES, name), 'utf8');
 const json = (name: string): unknown => JSON.parse(fixture(name));
 
-function http(answers: Record<string, string>): EngineHttp {
-  const text = (path: string): Promise<string | undefined> => Promise.resolve(answers[path]);
-  return {
-    text,
-    json: async (path) => {
-      const body = await text(path);
-      return body === undefined ? undefined : (JSON.parse(body) as unknown);
-    },
-  };
-}
+const http = answeringHttp;
 
 describe('LlamacppAdapter', () => {
   it('maps slots to blocks, deferred requests to waiting, the alias to the model', async () => {

@@ -1,26 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EngineHttp } from './engine-adapter';
+import { answeringHttp } from './engine-http.fixture';
 import { mapSglangLoads, mapSglangMetrics, SglangAdapter, sglangInfo } from './sglang.adapter';
 import { UnparsableError } from './unparsable.error';
 
 const FIXTURES = join(__dirname, '../../../../test/fixtures/engines/sglang');
 const fixture = (name: string): string => readFileSync(join(FIXTURES, name), 'utf8');
 
-/** An EngineHttp answering from a path → body map; absent paths answer like a 404. */
-function http(answers: Record<string, string>, asked: string[] = []): EngineHttp {
-  const text = (path: string): Promise<string | undefined> => {
-    asked.push(path);
-    return Promise.resolve(answers[path]);
-  };
-  return {
-    text,
-    json: async (path) => {
-      const body = await text(path);
-      return body === undefined ? undefined : (JSON.parse(body) as unknown);
-    },
-  };
-}
+const http = answeringHttp;
 
 describe('SglangAdapter', () => {
   it('maps /v1/loads ranks (sorted by dp_rank) with /server_info page size and model', async () => {

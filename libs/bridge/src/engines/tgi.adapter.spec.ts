@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EngineHttp } from './engine-adapter';
+import { answeringHttp } from './engine-http.fixture';
 import { mapTgi, TgiAdapter } from './tgi.adapter';
 import { UnparsableError } from './unparsable.error';
 
@@ -15,11 +15,7 @@ describe('TgiAdapter', () => {
       '/info': fixture('info.json'),
       '/metrics': fixture('metrics.txt'),
     };
-    const http: EngineHttp = {
-      text: (p) => Promise.resolve(answers[p]),
-      json: (p) => Promise.resolve(JSON.parse(answers[p]) as unknown),
-    };
-    expect(await sut.scrape(http)).toEqual({
+    expect(await sut.scrape(answeringHttp(answers))).toEqual({
       model: 'mistralai/Mistral-7B-Instruct-v0.3',
       ranks: [{ kvTotalBlocks: 48512, activeDecodeBlocks: 36384, numRequestsWaiting: 3 }],
     });

@@ -1,29 +1,59 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { mapVllmMetrics, VllmAdapter } from './vllm.adapter';
-import { EngineHttp } from './engine-adapter';
+import { mapVllmMetrics, VLLM_FILTERED_PATH, VllmAdapter } from './vllm.adapter';
+import { answeringHttp } from './engine-http.fixture';
 import { UnparsableError } from './unparsable.error';
 
 const FIXTURES = join(__dirname, '../../../../test/fixtures/engines/vllm');
 const fixture = (name: string): string => readFileSync(join(FIXTURES, name), 'utf8');
 
 describe('VllmAdapter', () => {
-  it('maps one rank per engine label value (data parallel), from /metrics', async () => {
+  const DP2 = {
+    model: 'Qwen/Qwen3-8B',
+    ranks: [
+      { kvTotalBlocks: 2048, activeDecodeBlocks: 1664, numRequestsWaiting: 4 },
+      { kvTotalBlocks: 2040, activeDecodeBlocks: 204, numRequestsWaiting: 0 },
+    ],
+  };
+  /** What prometheus_client answers to the name filter: only those families' lines. */
+  const filtered = (body: string): string =>
+    body
+      .split('\n')
+      .filter((l) => /vllm:(kv_cache_usage_perc|cache_config_info|num_requests_waiting)\b/.test(l))
+      .join('\n');
+
+  it('maps one rank per engine label value (data parallel), asking only for what it reads', async () => {
     const sut = new VllmAdapter();
-    const paths: string[] = [];
-    const http: EngineHttp = {
-      text: (path) => (paths.push(path), Promise.resolve(fixture('metrics-v0.11-dp2.txt'))),
-      json: () => Promise.reject(new Error('no JSON')),
-    };
-    const snapshot = await sut.scrape(http);
-    expect(paths).toEqual(['/metrics']);
-    expect(snapshot).toEqual({
-      model: 'Qwen/Qwen3-8B',
-      ranks: [
-        { kvTotalBlocks: 2048, activeDecodeBlocks: 1664, numRequestsWaiting: 4 },
-        { kvTotalBlocks: 2040, activeDecodeBlocks: 204, numRequestsWaiting: 0 },
-      ],
-    });
+    const asked: string[] = [];
+    const body = filtered(fixture('metrics-v0.11-dp2.txt'));
+    const snapshot = await sut.scrape(answeringHttp({ [VLLM_FILTERED_PATH]: body }, asked));
+    expect(asked).toEqual([VLLM_FILTERED_PATH]);
+    expect(decodeURIComponent(VLLM_FILTERED_PATH)).toBe(
+      '/metrics?name[]=vllm:kv_cache_usage_perc&name[]=vllm:gpu_cache_usage_perc' +
+        '&name[]=vllm:cache_config_info&name[]=vllm:num_requests_waiting',
+    );
+    expect(snapshot).toEqual(DP2);
+  });
+
+  it('reads a server that ignores the filter from the same single answer', async () => {
+    const asked: string[] = [];
+    const http = answeringHttp({ [VLLM_FILTERED_PATH]: fixture('metrics-v0.11-dp2.txt') }, asked);
+    expect(await new VllmAdapter().scrape(http)).toEqual(DP2);
+    expect(asked).toEqual([VLLM_FILTERED_PATH]);
+  });
+
+  it('falls back to the whole /metrics, and stays there, when the filter matches nothing', async () => {
+    // prometheus_client in multiprocess mode answers a name filter with an empty body.
+    const sut = new VllmAdapter();
+    const asked: string[] = [];
+    const answers = { [VLLM_FILTERED_PATH]: '', '/metrics': fixture('metrics-v0.11-dp2.txt') };
+    const http = answeringHttp(answers, asked);
+    expect(await sut.scrape(http)).toEqual(DP2);
+    expect(await sut.scrape(http)).toEqual(DP2);
+    expect(asked).toEqual([VLLM_FILTERED_PATH, '/metrics', '/metrics']);
+    http.notes.clear(); // what a failed scrape does: the engine may have been replaced
+    await sut.scrape(http);
+    expect(asked.slice(3)).toEqual([VLLM_FILTERED_PATH, '/metrics']);
   });
 
   it('reads the older vllm:gpu_cache_usage_perc and an engine-less cache_config_info', () => {

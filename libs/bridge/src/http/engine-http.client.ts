@@ -10,6 +10,8 @@ const DRAIN_LIMIT_BYTES = 64 * 1024;
 /** Answers of static endpoints kept across scrapes of one target (see GetOptions.cacheMs). */
 export class AnswerCache {
   private readonly entries = new Map<string, { body: string | undefined; at: number }>();
+  /** See EngineHttp.notes. */
+  readonly notes = new Set<string>();
 
   get(path: string, maxAgeMs: number, now: number): { body: string | undefined } | undefined {
     const e = this.entries.get(path);
@@ -23,6 +25,7 @@ export class AnswerCache {
   /** After a failed scrape: the engine may have restarted with another model or size. */
   clear(): void {
     this.entries.clear();
+    this.notes.clear();
   }
 }
 
@@ -39,6 +42,10 @@ export interface ScrapeHttpContext {
 /** The HTTP side of one scrape: bounded reads, every failure classified for the counter. */
 export class ScrapeHttp implements EngineHttp {
   constructor(private readonly ctx: ScrapeHttpContext) {}
+
+  get notes(): Set<string> {
+    return this.ctx.cache.notes;
+  }
 
   async text(path: string, options: GetOptions = {}): Promise<string | undefined> {
     const cacheMs = options.cacheMs ?? 0;

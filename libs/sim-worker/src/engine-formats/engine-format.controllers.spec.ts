@@ -88,6 +88,23 @@ describe('engine metric formats served by a real worker (speedup 1)', () => {
     expect((await fetch(`${worker.url}/v1/loads`)).status).toBe(404);
   });
 
+  it("answers prometheus_client's ?name[]= filter with only the samples asked for", async () => {
+    const argv = ['--port', '0', '--dp-size', '2', '--metrics-format', 'vllm'];
+    worker = await createWorkerApp(parseWorkerFlags(argv), null);
+    const sampleNames = async (query: string): Promise<string[]> => {
+      const text = await (await fetch(`${worker.url}/metrics${query}`)).text();
+      const names = text.split('\n').filter((l) => l !== '' && !l.startsWith('#'));
+      return [...new Set(names.map((l) => l.replace(/[{ ].*$/, '')))];
+    };
+    const two = '?name[]=vllm:kv_cache_usage_perc&name%5B%5D=vllm%3Acache_config_info';
+    expect(await sampleNames(two)).toEqual(['vllm:kv_cache_usage_perc', 'vllm:cache_config_info']);
+    expect(await sampleNames('?name[]=vllm:num_requests_waiting')).toEqual([
+      'vllm:num_requests_waiting',
+    ]);
+    expect(await sampleNames('?name[]=no_such_metric')).toEqual([]);
+    expect((await sampleNames('')).length).toBeGreaterThan(5);
+  });
+
   it("serves SGLang's /v1/loads, /server_info and /metrics from the live engine", async () => {
     const argv = ['--port', '0', '--dp-size', '2', '--block-size', '32', '--model', 'm-sg'];
     worker = await createWorkerApp(parseWorkerFlags([...argv, '--metrics-format', 'sglang']), null);

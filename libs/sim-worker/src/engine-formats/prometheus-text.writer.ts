@@ -17,6 +17,9 @@ export interface Sample {
 export class PrometheusTextWriter {
   private readonly lines: string[] = [];
 
+  /** With `only`, just those sample names are written, as prometheus_client's `?name[]=` does. */
+  constructor(private readonly only?: ReadonlySet<string>) {}
+
   gauge(name: string, help: string, samples: readonly Sample[]): this {
     this.family(name, 'gauge', help, samples);
     return this;
@@ -40,6 +43,7 @@ export class PrometheusTextWriter {
   }
 
   private family(name: string, type: string, help: string, samples: readonly Sample[]): void {
+    if (this.only && !this.only.has(name)) return;
     this.lines.push(`# HELP ${name} ${help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`);
     this.lines.push(`# TYPE ${name} ${type}`);
     for (const { labels, value } of samples) {
@@ -85,4 +89,12 @@ function pythonFloatRepr(value: number): string {
   // Inside that range JavaScript never writes an exponent either.
   const text = String(value);
   return Number.isInteger(value) ? `${text}.0` : text;
+}
+
+/** The `name[]` query parameter (one value or several) as a writer's `only`; absent: no filter. */
+export function sampleNameFilter(
+  raw: string | string[] | undefined,
+): ReadonlySet<string> | undefined {
+  if (raw === undefined) return undefined;
+  return new Set(Array.isArray(raw) ? raw : [raw]);
 }

@@ -1,6 +1,6 @@
 import { Controller, Get, Header, ParseIntPipe, Query } from '@nestjs/common';
 import { EngineStateReader } from './engine-state.reader';
-import { PROMETHEUS_CONTENT_TYPE } from './prometheus-text.writer';
+import { PROMETHEUS_CONTENT_TYPE, sampleNameFilter } from './prometheus-text.writer';
 import { SglangLoads, sglangLoads, sglangServerInfo } from './sglang-loads.format';
 import { renderSglangMetrics } from './sglang-metrics.format';
 
@@ -22,7 +22,7 @@ export class SglangMetricsController {
 
   @Get('metrics')
   @Header('Content-Type', PROMETHEUS_CONTENT_TYPE)
-  metrics(): string {
-    return renderSglangMetrics(this.state.read());
+  metrics(@Query('name[]') names?: string | string[]): string {
+    return renderSglangMetrics(this.state.read(), sampleNameFilter(names));
   }
 }

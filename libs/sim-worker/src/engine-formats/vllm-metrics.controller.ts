@@ -1,6 +1,6 @@
-import { Controller, Get, Header } from '@nestjs/common';
+import { Controller, Get, Header, Query } from '@nestjs/common';
 import { EngineStateReader } from './engine-state.reader';
-import { PROMETHEUS_CONTENT_TYPE } from './prometheus-text.writer';
+import { PROMETHEUS_CONTENT_TYPE, sampleNameFilter } from './prometheus-text.writer';
 import { renderVllmMetrics } from './vllm-metrics.format';
 
 /** Served with `--metrics-format vllm`: the worker's live load as vLLM exposes it. */
@@ -10,7 +10,7 @@ export class VllmMetricsController {
 
   @Get('metrics')
   @Header('Content-Type', PROMETHEUS_CONTENT_TYPE)
-  metrics(): string {
-    return renderVllmMetrics(this.state.read());
+  metrics(@Query('name[]') names?: string | string[]): string {
+    return renderVllmMetrics(this.state.read(), sampleNameFilter(names));
   }
 }

@@ -8,14 +8,14 @@ import { Labels, PrometheusTextWriter, Sample } from './prometheus-text.writer';
  * `PrometheusStatLogger`. The simulator never preempts and has no prefix cache, which the
  * preemption counter (0) and `enable_prefix_caching="False"` say.
  */
-export function renderVllmMetrics(state: EngineState): string {
+export function renderVllmMetrics(state: EngineState, only?: ReadonlySet<string>): string {
   const perRank = (value: (load: RankLoad) => number): Sample[] =>
     state.ranks.map((load, rank) => ({
       labels: { engine: String(rank), model_name: state.model },
       value: value(load),
     }));
   const created = state.startedAtMs / 1000;
-  return new PrometheusTextWriter()
+  return new PrometheusTextWriter(only)
     .gauge(
       'vllm:num_requests_running',
       'Number of requests in model execution batches.',
