@@ -2,7 +2,8 @@ import { LoggerService } from '@nestjs/common';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { IncomingMessage } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import pino, { Logger } from 'pino';
+import pino, { DestinationStream, Logger } from 'pino';
+import pretty from 'pino-pretty';
 import { LogLevel } from '../config/frontend-config';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -19,15 +20,23 @@ export function requestIdFor(req: IncomingMessage): string {
 
 type Level = 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 
+/** Where log lines go: stdout unless a test says otherwise. */
+export type LogOutput = NodeJS.WritableStream & { readonly isTTY?: boolean };
+
 /**
- * Nest's logger over pino: one JSON line per event, `context` as a field. Request bodies and
- * credentials are never passed to it.
+ * Nest's logger over pino: one JSON line per event, `context` as a field, for log collectors;
+ * on a terminal (`npm start` by hand) the same events as human lines instead. Request bodies
+ * and credentials are never passed to it.
  */
 export class PinoLoggerService implements LoggerService {
   constructor(readonly pino: Logger) {}
 
-  static create(level: LogLevel): PinoLoggerService {
-    return new PinoLoggerService(pino({ level, base: { pid: process.pid } }));
+  static create(level: LogLevel, out: LogOutput = process.stdout): PinoLoggerService {
+    const options = { level, base: { pid: process.pid } };
+    if (out.isTTY) return new PinoLoggerService(pino(options, humanLines(out)));
+    // stdout itself goes through pino's own synchronous writer, not the stream object.
+    const destination = out === process.stdout ? undefined : (out as DestinationStream);
+    return new PinoLoggerService(destination ? pino(options, destination) : pino(options));
   }
 
   log(message: unknown, ...rest: unknown[]): void {
@@ -70,6 +79,17 @@ export class PinoLoggerService implements LoggerService {
       this.pino[level](fields, String(message));
     }
   }
+}
+
+/** `12:00:01.234 INFO: [Sluice] frontend listening on …`, extra fields on the lines below. */
+function humanLines(out: LogOutput): DestinationStream {
+  return pretty({
+    destination: out,
+    sync: true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname,context',
+    messageFormat: '{if context}[{context}] {end}{msg}',
+  });
 }
 
 /** `--access-log true`: one line per answered request, without bodies or headers. */
