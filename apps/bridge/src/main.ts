@@ -1,31 +1,22 @@
 import { Logger } from '@nestjs/common';
 import {
   BRIDGE_USAGE,
-  BridgeConfigError,
   BridgeFlags,
   EngineBridge,
   parseBridgeFlags,
   startBridgeOpsServer,
   TargetSpecError,
-  wantsHelp,
 } from '@sluice/bridge';
 import { NatsEventPublisher } from '@sluice/bus';
+import { CommandLine, exitWithUsage, parseOrExit } from '@sluice/cli';
 import { redactedUrl } from '@sluice/contracts';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 
-function usageError(message: string): never {
-  process.stderr.write(`error: ${message}\n${BRIDGE_USAGE}\n`);
-  process.exit(2);
-}
-
-function readFlags(argv: string[]): BridgeFlags {
-  try {
-    return parseBridgeFlags(argv, process.env);
-  } catch (err) {
-    if (!(err instanceof BridgeConfigError)) throw err;
-    return usageError(err.message);
-  }
-}
+const COMMAND_LINE: CommandLine<BridgeFlags> = {
+  prefix: 'error',
+  usage: BRIDGE_USAGE,
+  parse: parseBridgeFlags,
+};
 
 function describe(f: BridgeFlags, opsUrl: string): string {
   const sources = [
@@ -41,9 +32,7 @@ function describe(f: BridgeFlags, opsUrl: string): string {
 }
 
 async function main(): Promise<void> {
-  const argv = process.argv.slice(2);
-  if (wantsHelp(argv)) return void process.stdout.write(`${BRIDGE_USAGE}\n`);
-  const flags = readFlags(argv);
+  const flags = parseOrExit(COMMAND_LINE);
   Logger.overrideLogger(['log', 'error', 'warn']);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -53,7 +42,9 @@ async function main(): Promise<void> {
     await bridge.start();
   } catch (err) {
     await publisher.close();
-    if (err instanceof TargetSpecError) usageError(`--targets-file: ${err.message}`);
+    if (err instanceof TargetSpecError) {
+      exitWithUsage(COMMAND_LINE, `--targets-file: ${err.message}`);
+    }
     throw err;
   }
   const ops = await startBridgeOpsServer({

@@ -9,9 +9,9 @@ import {
   AdmissionRequest,
   createFrontendApp,
   FRONTEND_USAGE,
-  FrontendConfigError,
   parseFrontendFlags,
 } from '@sluice/frontend';
+import { parseOrExit } from '@sluice/cli';
 
 /** Models whose name ends in "-70B" are reserved for requests sent with `x-team: batch`. */
 @Injectable()
@@ -29,14 +29,7 @@ export class ReservedModelPolicy extends AdmissionPolicy {
 }
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = parseFrontendFlags(process.argv.slice(2), process.env);
-  } catch (err) {
-    if (!(err instanceof FrontendConfigError)) throw err;
-    process.stderr.write(`${err.message}\n${FRONTEND_USAGE}\n`);
-    process.exit(2);
-  }
+  const config = parseOrExit({ prefix: '', usage: FRONTEND_USAGE, parse: parseFrontendFlags });
   await createFrontendApp(config, { policies: [ReservedModelPolicy] });
 }
 

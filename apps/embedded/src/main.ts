@@ -4,11 +4,11 @@ import {
   InProcessEventPublisher,
   NatsEventPublisher,
 } from '@sluice/bus';
+import { parseOrExit } from '@sluice/cli';
 import {
   createFrontendApp,
   FRONTEND_USAGE,
   FrontendConfig,
-  FrontendConfigError,
   parseFrontendFlags,
 } from '@sluice/frontend';
 import { createWorkerApp, parseWorkerFlags, WorkerApp } from '@sluice/sim-worker';
@@ -21,16 +21,6 @@ import { createWorkerApp, parseWorkerFlags, WorkerApp } from '@sluice/sim-worker
  * SLUICE_EMBEDDED_WORKER_FLAGS (extra worker flags).
  */
 const MODEL = 'Qwen/Qwen3-0.6B';
-
-function parseConfig(): FrontendConfig {
-  try {
-    return parseFrontendFlags(process.argv.slice(2), process.env);
-  } catch (err) {
-    if (!(err instanceof FrontendConfigError)) throw err;
-    process.stderr.write(`sluice: ${err.message}\n${FRONTEND_USAGE}\n`);
-    process.exit(2);
-  }
-}
 
 /** Two simulated workers by default; none when real engines are given with --engine-target. */
 function workerCount(config: FrontendConfig): number {
@@ -56,7 +46,11 @@ async function publisherFor(
 }
 
 async function main(): Promise<void> {
-  const config = parseConfig();
+  const config = parseOrExit({
+    prefix: 'sluice',
+    usage: FRONTEND_USAGE,
+    parse: parseFrontendFlags,
+  });
   const count = workerCount(config);
   const extra = (process.env.SLUICE_EMBEDDED_WORKER_FLAGS ?? '').split(/\s+/).filter(Boolean);
   const bus = config.natsUrl ? undefined : new InProcessBus();

@@ -1,19 +1,12 @@
-import {
-  createFrontendApp,
-  FRONTEND_USAGE,
-  FrontendConfigError,
-  parseFrontendFlags,
-} from '@sluice/frontend';
+import { parseOrExit } from '@sluice/cli';
+import { createFrontendApp, FRONTEND_USAGE, parseFrontendFlags } from '@sluice/frontend';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = parseFrontendFlags(process.argv.slice(2), process.env);
-  } catch (err) {
-    if (!(err instanceof FrontendConfigError)) throw err;
-    process.stderr.write(`sluice-frontend: ${err.message}\n${FRONTEND_USAGE}\n`);
-    process.exit(2);
-  }
+  const config = parseOrExit({
+    prefix: 'sluice-frontend',
+    usage: FRONTEND_USAGE,
+    parse: parseFrontendFlags,
+  });
   await createFrontendApp(config);
 }
 

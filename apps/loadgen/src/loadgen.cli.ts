@@ -1,11 +1,6 @@
+import { readCommandLine } from '@sluice/cli';
 import { LoadRun } from './load.runner';
-import {
-  LOADGEN_USAGE,
-  LoadgenCommand,
-  LoadgenOptions,
-  LoadgenUsageError,
-  parseLoadgenArgs,
-} from './loadgen.options';
+import { LOADGEN_USAGE, LoadgenOptions, parseLoadgenOptions } from './loadgen.options';
 import { ProgressOutput } from './progress.reporter';
 import { requestPath } from './prompt.builder';
 import { formatSummary } from './summary.report';
@@ -19,19 +14,10 @@ export interface CliIo {
 
 /** Exit codes: 0 ran (503s are an expected outcome), 1 target unreachable, 2 bad flag. */
 export async function runLoadgenCli(argv: readonly string[], io: CliIo): Promise<number> {
-  let command: LoadgenCommand;
-  try {
-    command = parseLoadgenArgs(argv);
-  } catch (err) {
-    if (!(err instanceof LoadgenUsageError)) throw err;
-    io.stderr.write(`loadgen: ${err.message}\n\n${LOADGEN_USAGE}`);
-    return 2;
-  }
-  if (command.kind === 'help') {
-    io.stdout.write(LOADGEN_USAGE);
-    return 0;
-  }
-  const { options } = command;
+  const cli = { prefix: 'loadgen', usage: LOADGEN_USAGE, parse: parseLoadgenOptions };
+  const read = readCommandLine(cli, [...argv], {}, io);
+  if (read.kind === 'exit') return read.code;
+  const options = read.value;
   if (!options.quiet) io.stderr.write(`${describeRun(options)}\n`);
   const run = new LoadRun(options, io.stderr);
   io.onInterrupt(() => run.interrupt());

@@ -1,11 +1,6 @@
 import { createThresholdDataSource, revertLastMigration, runMigrations } from '@sluice/frontend';
-import {
-  describeTarget,
-  MIGRATE_USAGE,
-  MigrateOptions,
-  MigrateUsageError,
-  parseMigrateArgs,
-} from './migrate.options';
+import { readCommandLine } from '@sluice/cli';
+import { describeTarget, MIGRATE_USAGE, MigrateOptions, parseMigrateArgs } from './migrate.options';
 
 function describeError(err: unknown): string {
   // pg reports a refused dual-stack connect as an AggregateError with an empty message.
@@ -43,19 +38,10 @@ async function migrate(options: MigrateOptions, target: string): Promise<void> {
 }
 
 async function main(): Promise<number> {
-  const argv = process.argv.slice(2);
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`${MIGRATE_USAGE}\n`);
-    return 0;
-  }
-  let options: MigrateOptions;
-  try {
-    options = parseMigrateArgs(argv, process.env);
-  } catch (err) {
-    if (!(err instanceof MigrateUsageError)) throw err;
-    process.stderr.write(`sluice-migrate: ${err.message}\n${MIGRATE_USAGE}\n`);
-    return 2;
-  }
+  const cli = { prefix: 'sluice-migrate', usage: MIGRATE_USAGE, parse: parseMigrateArgs };
+  const read = readCommandLine(cli, process.argv.slice(2), process.env, process);
+  if (read.kind === 'exit') return read.code;
+  const options = read.value;
   const target = describeTarget(options);
   try {
     await migrate(options, target);

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { formatUsage, parseFlags, postgresUrl, UsageError, valueFlag } from '@sluice/cli';
 
 export type MigrateCommand = 'run' | 'revert';
 
@@ -9,53 +9,60 @@ export interface MigrateOptions {
   dataDir: string;
 }
 
-export const MIGRATE_USAGE = `usage: node dist/apps/migrate/main.js run|revert [--database-url URL] [--data-dir DIR]
-  run     apply every pending migration
-  revert  revert the most recently applied migration
-  --database-url URL  PostgreSQL, e.g. postgres://user@host:5432/sluice (env SLUICE_DATABASE_URL);
-                      unset: the embedded database under --data-dir
-  --data-dir DIR      embedded database directory (env SLUICE_DATA_DIR); default ./data`;
+const DEFAULT_DATA_DIR = './data';
+
+// An empty flag counts as unset, like an empty variable: `--database-url "$URL"` with URL unset
+// migrates the embedded database.
+const MIGRATE_FLAGS = {
+  'database-url': valueFlag({
+    arg: 'URL',
+    help: 'PostgreSQL, e.g. postgres://user@host:5432/sluice; unset: the embedded database',
+    parse: (raw) => (raw === '' ? null : postgresUrl(raw)),
+    default: null,
+  }),
+  'data-dir': valueFlag({
+    arg: 'DIR',
+    help: 'embedded database directory',
+    parse: (raw) => raw || DEFAULT_DATA_DIR,
+    default: DEFAULT_DATA_DIR,
+  }),
+};
+
+const ENV_PREFIX = 'SLUICE_';
+
+export const MIGRATE_USAGE = formatUsage(
+  MIGRATE_FLAGS,
+  {
+    synopsis:
+      'usage: node dist/apps/migrate/main.js run|revert [--database-url URL] [--data-dir DIR]',
+    about: [
+      '  run     apply every pending migration',
+      '  revert  revert the most recently applied migration',
+    ],
+  },
+  ENV_PREFIX,
+);
 
 /** Bad command line: exit code 2 with the usage text. */
-export class MigrateUsageError extends Error {
+export class MigrateUsageError extends UsageError {
   override readonly name = 'MigrateUsageError';
 }
 
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value === '' ? undefined : value;
-}
-
 export function parseMigrateArgs(argv: string[], env: NodeJS.ProcessEnv): MigrateOptions {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: { 'database-url': { type: 'string' }, 'data-dir': { type: 'string' } },
-    });
-  } catch (err) {
-    throw new MigrateUsageError(err instanceof Error ? err.message : String(err));
-  }
-  const [command, ...extra] = parsed.positionals;
+  const { values, positionals } = parseFlags(MIGRATE_FLAGS, argv, env, {
+    envPrefix: ENV_PREFIX,
+    positionals: true,
+    // The URL may hold a password: name its source, never print it.
+    error: (p) => new MigrateUsageError(`${p.flag}: ${p.reason}`),
+  });
+  const [command, ...extra] = positionals;
   if (command !== 'run' && command !== 'revert') {
     throw new MigrateUsageError(
       command === undefined ? 'missing command' : `unknown command '${command}'`,
     );
   }
   if (extra.length > 0) throw new MigrateUsageError(`unexpected argument '${extra[0]}'`);
-
-  const source =
-    parsed.values['database-url'] !== undefined ? '--database-url' : 'SLUICE_DATABASE_URL';
-  const databaseUrl = nonEmpty(parsed.values['database-url'] ?? env.SLUICE_DATABASE_URL) ?? null;
-  if (
-    databaseUrl !== null &&
-    (!/^postgres(ql)?:\/\//.test(databaseUrl) || !URL.canParse(databaseUrl))
-  ) {
-    // The URL may hold a password: name its source, never print it.
-    throw new MigrateUsageError(`${source}: expected postgres://user@host:port/db`);
-  }
-  const dataDir = nonEmpty(parsed.values['data-dir'] ?? env.SLUICE_DATA_DIR) ?? './data';
-  return { command, databaseUrl, dataDir };
+  return { command, databaseUrl: values['database-url'], dataDir: values['data-dir'] };
 }
 
 /** Where the migrations go, for messages: never the URL's password. */

@@ -1,24 +1,14 @@
 import { redactedUrl } from '@sluice/contracts';
 import { Logger } from '@nestjs/common';
 import { EventPublisher, NatsEventPublisher } from '@sluice/bus';
+import { parseOrExit } from '@sluice/cli';
 import {
   createWorkerApp,
   MetricsFormat,
   parseWorkerFlags,
   WORKER_USAGE,
-  WorkerConfigError,
   WorkerOptions,
 } from '@sluice/sim-worker';
-
-function readOptions(argv: string[]): WorkerOptions {
-  try {
-    return parseWorkerFlags(argv);
-  } catch (err) {
-    if (!(err instanceof WorkerConfigError)) throw err;
-    process.stderr.write(`error: ${err.message}\n${WORKER_USAGE}\n`);
-    process.exit(2);
-  }
-}
 
 const FORMAT_ROUTES: Record<MetricsFormat, string> = {
   none: '',
@@ -38,12 +28,7 @@ function describe(options: WorkerOptions, url: string, workerId: string): string
 }
 
 async function main(): Promise<void> {
-  const argv = process.argv.slice(2);
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`${WORKER_USAGE}\n`);
-    return;
-  }
-  const options = readOptions(argv);
+  const options = parseOrExit({ prefix: 'error', usage: WORKER_USAGE, parse: parseWorkerFlags });
   // Nest's per-route startup lines would drown the one line this process logs.
   Logger.overrideLogger(['error', 'warn']);
   const publisher: EventPublisher | null = options.natsUrl

@@ -21,7 +21,6 @@ export {
   BRIDGE_USAGE,
   bridgeEnvName,
   parseBridgeFlags,
-  wantsHelp,
   type BridgeFlags,
 } from './config/parse-bridge-flags';
 export { BridgeConfigError } from './config/bridge-config.error';

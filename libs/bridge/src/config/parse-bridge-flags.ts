@@ -1,33 +1,115 @@
-import { parseArgs } from 'node:util';
+import {
+  envName,
+  formatUsage,
+  integerIn,
+  InvalidFlagValue,
+  listFlag,
+  matching,
+  natsUrl,
+  oneOf,
+  parseFlags,
+  valueFlag,
+} from '@sluice/cli';
 import { BRIDGE_DEFAULTS } from '../engine-bridge.options';
 import { ENGINE_NAMES, EngineName } from '../engines/engine-adapter';
 import { parseDnsTarget, parseTargetSpec, TargetSpecError } from '../targets/target';
 import { BridgeConfigError } from './bridge-config.error';
 
-/** Flags of contract §7; each also reads `SLUICE_<UPPER_SNAKE>` (lists: comma-separated). */
-const FLAGS = {
-  engine: { type: 'string' },
-  target: { type: 'string', multiple: true },
-  'targets-file': { type: 'string' },
-  'dns-target': { type: 'string', multiple: true },
-  'scrape-interval-ms': { type: 'string' },
-  'scrape-timeout-ms': { type: 'string' },
-  'down-after-ms': { type: 'string' },
-  model: { type: 'string' },
-  'max-num-batched-tokens': { type: 'string' },
-  namespace: { type: 'string' },
-  'nats-url': { type: 'string' },
-  'http-host': { type: 'string' },
-  'http-port': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+const ENV_PREFIX = 'SLUICE_';
 
-type ListFlag = 'target' | 'dns-target';
-type SingleFlag = Exclude<keyof typeof FLAGS, ListFlag | 'help'>;
-type Values = Partial<Record<SingleFlag, string>> &
-  Partial<Record<ListFlag, string[]>> & {
-    help?: boolean;
+const int = <D extends number | undefined>(
+  arg: string,
+  help: string,
+  fallback: D,
+  min: number,
+  max: number,
+) => valueFlag({ arg, help, parse: integerIn(min, max), default: fallback });
+
+/** Keeps the item as written once `check` accepts it; its TargetSpecError names what is wrong. */
+const checked =
+  (check: (item: string) => unknown) =>
+  (item: string): string => {
+    try {
+      check(item);
+    } catch (err) {
+      if (!(err instanceof TargetSpecError)) throw err;
+      throw new InvalidFlagValue(err.message);
+    }
+    return item;
   };
+
+/** Flags of contract §7; each also reads `SLUICE_<UPPER_SNAKE>` (lists: comma-separated). */
+const BRIDGE_FLAGS = {
+  engine: valueFlag({
+    arg: ENGINE_NAMES.join('|'),
+    help: 'the engine behind every target (required)',
+    parse: oneOf<EngineName>(ENGINE_NAMES),
+    default: undefined,
+  }),
+  target: listFlag({
+    arg: '[NAME=]URL',
+    help: 'an engine to scrape',
+    parse: checked(parseTargetSpec),
+  }),
+  'targets-file': valueFlag({
+    arg: 'FILE',
+    help: 'one [NAME=]URL a line, re-read when it changes',
+    parse: (raw) => raw,
+    default: undefined,
+  }),
+  'dns-target': listFlag({
+    arg: 'NAME:PORT',
+    help: 'every address NAME resolves to, re-resolved',
+    parse: checked(parseDnsTarget),
+  }),
+  'scrape-interval-ms': int(
+    'MS',
+    'time between scrapes',
+    BRIDGE_DEFAULTS.scrapeIntervalMs,
+    1,
+    3_600_000,
+  ),
+  'scrape-timeout-ms': int('MS', 'longest scrape', BRIDGE_DEFAULTS.scrapeTimeoutMs, 1, 3_600_000),
+  'down-after-ms': int(
+    'MS',
+    'publish worker_down after failing this long',
+    BRIDGE_DEFAULTS.downAfterMs,
+    1,
+    86_400_000,
+  ),
+  model: valueFlag({
+    arg: 'NAME',
+    help: 'model name reported instead of the engine’s',
+    parse: matching(/^\S(.{0,254}\S)?$/s, 'a name of 1-256 characters'),
+    default: undefined,
+  }),
+  'max-num-batched-tokens': int(
+    'N',
+    'reported when the engine does not say',
+    undefined,
+    1,
+    Number.MAX_SAFE_INTEGER,
+  ),
+  namespace: valueFlag({
+    arg: 'NS',
+    help: 'NATS subject namespace',
+    parse: matching(/^[A-Za-z0-9_-]+$/, 'letters, digits, _ or -'),
+    default: BRIDGE_DEFAULTS.namespace,
+  }),
+  'nats-url': valueFlag({
+    arg: 'URL',
+    help: 'NATS server the reports go to (required)',
+    parse: natsUrl({ secret: true }),
+    default: undefined,
+  }),
+  'http-host': valueFlag({
+    arg: 'HOST',
+    help: 'address of GET /metrics and /health',
+    parse: matching(/^\S+$/, 'a host name or address'),
+    default: '0.0.0.0',
+  }),
+  'http-port': int('PORT', 'port of GET /metrics and /health', 9400, 0, 65535),
+};
 
 /** The standalone bridge's settings, validated. */
 export interface BridgeFlags {
@@ -46,153 +128,47 @@ export interface BridgeFlags {
   readonly httpPort: number;
 }
 
-export const BRIDGE_USAGE = `usage: node dist/apps/bridge/main.js --engine ${ENGINE_NAMES.join('|')} --nats-url URL
-       (--target [NAME=]URL ... | --targets-file FILE | --dns-target NAME:PORT ...) [flags]
-flags: ${Object.keys(FLAGS)
-  .map((f) => `--${f}`)
-  .join(' ')}
-each flag can also be set as an environment variable SLUICE_<FLAG> (e.g. SLUICE_ENGINE=vllm;
-lists comma-separated: SLUICE_TARGET=a=http://10.0.0.1:8000,http://10.0.0.2:8000)`;
+export const BRIDGE_USAGE = formatUsage(
+  BRIDGE_FLAGS,
+  {
+    synopsis: `usage: node dist/apps/bridge/main.js --engine ${ENGINE_NAMES.join('|')} --nats-url URL
+       (--target [NAME=]URL ... | --targets-file FILE | --dns-target NAME:PORT ...) [flags]`,
+  },
+  ENV_PREFIX,
+);
 
 export function bridgeEnvName(flag: string): string {
-  return `SLUICE_${flag.replace(/-/g, '_').toUpperCase()}`;
-}
-
-/** True when argv asks for the usage text. */
-export function wantsHelp(argv: string[]): boolean {
-  return argv.includes('--help') || argv.includes('-h');
+  return envName(ENV_PREFIX, flag);
 }
 
 /** Parses argv (without node and script) and the environment; throws BridgeConfigError. */
 export function parseBridgeFlags(argv: string[], env: NodeJS.ProcessEnv = {}): BridgeFlags {
-  let values: Values;
-  try {
-    values = parseArgs({ args: bindNegatives(argv), options: FLAGS, strict: true }).values;
-  } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    const flag = /'(-[^'=]+)/.exec(message)?.[1] ?? 'command line';
-    throw new BridgeConfigError(flag, flag, message.split('\n')[0]);
-  }
-  const r = new Reader(values, env);
-  const engine = r.raw('engine');
-  if (engine === undefined) throw new BridgeConfigError('--engine', '', 'required');
-  if (!(ENGINE_NAMES as readonly string[]).includes(engine.value)) {
-    throw new BridgeConfigError(
-      engine.source,
-      engine.value,
-      `expected one of ${ENGINE_NAMES.join(', ')}`,
-    );
-  }
-  const targets = r.list('target');
-  const dnsTargets = r.list('dns-target');
-  const targetsFile = r.raw('targets-file')?.value;
-  for (const t of targets) r.check('target', t, () => parseTargetSpec(t));
-  for (const d of dnsTargets) r.check('dns-target', d, () => parseDnsTarget(d));
-  if (targets.length === 0 && dnsTargets.length === 0 && targetsFile === undefined) {
+  const { values: v } = parseFlags(BRIDGE_FLAGS, argv, env, {
+    envPrefix: ENV_PREFIX,
+    error: (p) => new BridgeConfigError(p.flag, p.value, p.reason),
+  });
+  if (v.engine === undefined) throw new BridgeConfigError('--engine', '', 'required');
+  if (v.target.length === 0 && v['dns-target'].length === 0 && !v['targets-file']) {
     throw new BridgeConfigError(
       '--target',
       '',
       'no targets: give --target, --targets-file or --dns-target',
     );
   }
+  if (v['nats-url'] === undefined) throw new BridgeConfigError('--nats-url', '', 'required');
   return {
-    engine: engine.value as EngineName,
-    targets,
-    targetsFile,
-    dnsTargets,
-    scrapeIntervalMs: r.int('scrape-interval-ms', 1, 3_600_000) ?? BRIDGE_DEFAULTS.scrapeIntervalMs,
-    scrapeTimeoutMs: r.int('scrape-timeout-ms', 1, 3_600_000) ?? BRIDGE_DEFAULTS.scrapeTimeoutMs,
-    downAfterMs: r.int('down-after-ms', 1, 86_400_000) ?? BRIDGE_DEFAULTS.downAfterMs,
-    model: r.pattern('model', /^\S(.{0,254}\S)?$/s, 'a name of 1-256 characters'),
-    maxNumBatchedTokens: r.int('max-num-batched-tokens', 1, Number.MAX_SAFE_INTEGER),
-    namespace:
-      r.pattern('namespace', /^[A-Za-z0-9_-]+$/, 'letters, digits, _ or -') ??
-      BRIDGE_DEFAULTS.namespace,
-    natsUrl: natsUrl(r),
-    httpHost: r.pattern('http-host', /^\S+$/, 'a host name or address') ?? '0.0.0.0',
-    httpPort: r.int('http-port', 0, 65535) ?? 9400,
+    engine: v.engine,
+    targets: v.target,
+    targetsFile: v['targets-file'],
+    dnsTargets: v['dns-target'],
+    scrapeIntervalMs: v['scrape-interval-ms'],
+    scrapeTimeoutMs: v['scrape-timeout-ms'],
+    downAfterMs: v['down-after-ms'],
+    model: v.model,
+    maxNumBatchedTokens: v['max-num-batched-tokens'],
+    namespace: v.namespace,
+    natsUrl: v['nats-url'],
+    httpHost: v['http-host'],
+    httpPort: v['http-port'],
   };
-}
-
-function natsUrl(r: Reader): string {
-  const raw = r.raw('nats-url');
-  if (raw === undefined) throw new BridgeConfigError('--nats-url', '', 'required');
-  if (!/^(nats|tls|ws|wss):\/\/[^\s]+$/.test(raw.value) || !URL.canParse(raw.value)) {
-    // The URL may carry credentials: name the flag, not the value.
-    throw new BridgeConfigError(
-      raw.source,
-      '<hidden>',
-      'expected a URL like nats://127.0.0.1:4222',
-    );
-  }
-  return raw.value;
-}
-
-class Reader {
-  constructor(
-    private readonly values: Values,
-    private readonly env: NodeJS.ProcessEnv,
-  ) {}
-
-  raw(flag: SingleFlag): { value: string; source: string } | undefined {
-    const v = this.values[flag];
-    if (v !== undefined) return { value: v, source: `--${flag}` };
-    const fromEnv = this.env[bridgeEnvName(flag)];
-    return fromEnv ? { value: fromEnv, source: bridgeEnvName(flag) } : undefined;
-  }
-
-  list(flag: ListFlag): string[] {
-    const v = this.values[flag];
-    if (v?.length) return v;
-    const fromEnv = this.env[bridgeEnvName(flag)] ?? '';
-    return fromEnv
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
-  }
-
-  check(flag: ListFlag, value: string, parse: () => unknown): void {
-    try {
-      parse();
-    } catch (err) {
-      if (!(err instanceof TargetSpecError)) throw err;
-      const source = this.values[flag]?.length ? `--${flag}` : bridgeEnvName(flag);
-      throw new BridgeConfigError(source, value, err.message);
-    }
-  }
-
-  int(flag: SingleFlag, min: number, max: number): number | undefined {
-    const r = this.raw(flag);
-    if (r === undefined) return undefined;
-    const n = /^\s*-?\d+\s*$/.test(r.value) ? Number(r.value) : NaN;
-    if (!Number.isSafeInteger(n) || n < min || n > max) {
-      throw new BridgeConfigError(r.source, r.value, `expected an integer in [${min}, ${max}]`);
-    }
-    return n;
-  }
-
-  pattern(flag: SingleFlag, re: RegExp, expected: string): string | undefined {
-    const r = this.raw(flag);
-    if (r === undefined) return undefined;
-    if (!re.test(r.value)) throw new BridgeConfigError(r.source, r.value, `expected ${expected}`);
-    return r.value;
-  }
-}
-
-/** `--down-after-ms -1` must say "out of range", not "ambiguous option". */
-function bindNegatives(argv: string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const [arg, next] = [argv[i], argv[i + 1]];
-    if (
-      arg.startsWith('--') &&
-      arg.slice(2) in FLAGS &&
-      next !== undefined &&
-      /^-[\d.]/.test(next)
-    ) {
-      out.push(`${arg}=${next}`);
-      i++;
-    } else out.push(arg);
-  }
-  return out;
 }

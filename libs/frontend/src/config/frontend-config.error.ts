@@ -1,11 +1,6 @@
+import { FlagValueError } from '@sluice/cli';
+
 /** A bad flag or environment variable; `main` prints it with the usage and exits with code 2. */
-export class FrontendConfigError extends Error {
-  constructor(
-    readonly flag: string,
-    readonly value: string,
-    reason: string,
-  ) {
-    super(`invalid value '${value}' for ${flag}: ${reason}`);
-    this.name = 'FrontendConfigError';
-  }
+export class FrontendConfigError extends FlagValueError {
+  override name = 'FrontendConfigError';
 }

@@ -1,0 +1,35 @@
+/**
+ * A command line the program cannot run with. `parseOrExit` prints its message with the usage
+ * text and exits with code 2; each app's own error class extends this one.
+ */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** A flag, variable or argument with a refused value; the message names both. */
+export class FlagValueError extends UsageError {
+  override name = 'FlagValueError';
+
+  constructor(
+    readonly flag: string,
+    readonly value: string,
+    reason: string,
+  ) {
+    super(`invalid value '${value}' for ${flag}: ${reason}`);
+  }
+}
+
+/**
+ * Thrown by a flag's `parse` for text it refuses. The parser adds where the text came from;
+ * `shown` replaces the text in the message when it may hold a secret.
+ */
+export class InvalidFlagValue extends Error {
+  override name = 'InvalidFlagValue';
+
+  constructor(
+    readonly reason: string,
+    readonly shown?: string,
+  ) {
+    super(reason);
+  }
+}

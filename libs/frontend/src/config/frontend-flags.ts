@@ -1,0 +1,162 @@
+import { ENGINE_NAMES, EngineName, parseTargetSpec, TargetSpecError } from '@sluice/bridge';
+import {
+  integerIn,
+  InvalidFlagValue,
+  listFlag,
+  matching,
+  natsUrl,
+  nonEmpty,
+  numberIn,
+  oneOf,
+  postgresUrl,
+  ValueFlag,
+  valueFlag,
+} from '@sluice/cli';
+import {
+  AdmissionControl,
+  EngineTarget,
+  FrontendConfig,
+  LogLevel,
+  RouterMode,
+} from './frontend-config';
+import { THRESHOLD_SPECS, ThresholdFlag } from './threshold-keys';
+
+/** The defaults live on FrontendConfig, which code and tests also build without flags. */
+const D = new FrontendConfig();
+
+const int = (arg: string, help: string, fallback: number, min: number, max?: number) =>
+  valueFlag({ arg, help, parse: integerIn(min, max), default: fallback });
+
+/** The global default of each per-model busy threshold; unset: the threshold never fires. */
+const THRESHOLD_FLAGS = Object.fromEntries(
+  THRESHOLD_SPECS.map((s) => [
+    s.flag,
+    valueFlag({
+      arg: s.range.integer ? 'N' : 'F',
+      help: 'global default busy threshold (per-model values: admin API)',
+      parse: numberIn(s.range),
+      default: null,
+    }),
+  ]),
+) as Record<ThresholdFlag, ValueFlag<number | null>>;
+
+/** Flags of contract §2 (and a few operational ones); each also reads `SLUICE_<UPPER_SNAKE>`. */
+export const FRONTEND_FLAGS = {
+  'http-host': valueFlag({
+    arg: 'HOST',
+    help: 'listen address',
+    parse: nonEmpty,
+    default: D.httpHost,
+  }),
+  'http-port': int('PORT', 'listen port', D.httpPort, 0, 65535),
+  'admission-control': valueFlag({
+    arg: 'token-capacity|none',
+    help: 'token-capacity: reject when every worker is busy; none: admit everything',
+    parse: oneOf<AdmissionControl>(['token-capacity', 'none']),
+    default: D.admissionControl,
+  }),
+  ...THRESHOLD_FLAGS,
+  'router-mode': valueFlag({
+    arg: 'round-robin|random|least-loaded',
+    help: 'how a free worker is picked',
+    parse: oneOf<RouterMode>(['round-robin', 'random', 'least-loaded']),
+    default: D.routerMode,
+  }),
+  'router-queue-threshold': valueFlag({
+    arg: 'F',
+    help: 'queue a request when every free worker has F x max_num_batched_tokens in flight',
+    parse: numberIn({ min: 0 }),
+    default: D.routerQueueThreshold,
+  }),
+  'router-queue-max-depth': int('N', 'requests the queue holds', D.routerQueueMaxDepth, 0),
+  'router-queue-timeout-ms': int('MS', 'longest wait in the queue', D.routerQueueTimeoutMs, 1),
+  'retry-after-secs': int('S', 'Retry-After of overload answers (0: none)', D.retryAfterSecs, 0),
+  'worker-ttl-ms': int('MS', 'forget a worker silent this long', D.workerTtlMs, 1),
+  'nats-url': valueFlag({
+    arg: 'URL',
+    help: 'NATS server; unset: in-process bus',
+    parse: natsUrl({ secret: false }),
+    default: D.natsUrl,
+  }),
+  'database-url': valueFlag({
+    arg: 'URL',
+    help: 'PostgreSQL; unset: embedded database under --data-dir',
+    parse: postgresUrl,
+    default: D.databaseUrl,
+  }),
+  'data-dir': valueFlag({
+    arg: 'DIR',
+    help: 'embedded database directory',
+    parse: nonEmpty,
+    default: D.dataDir,
+  }),
+  'admin-token': listFlag({ arg: 'NAME:TOKEN', help: 'bearer token allowed to change thresholds' }),
+  'admin-token-file': valueFlag({
+    arg: 'FILE',
+    help: 'NAME:TOKEN lines',
+    parse: (raw) => raw,
+    default: undefined,
+  }),
+  'engine-target': listFlag({
+    arg: 'ENGINE=[NAME=]URL',
+    help: 'an engine scraped by the in-process bridge',
+    parse: parseEngineTarget,
+  }),
+  'threshold-resync-ms': int('MS', 'reload of every stored threshold', D.thresholdResyncMs, 100),
+  'log-level': valueFlag({
+    arg: 'debug|info|warn|error',
+    help: 'least severe level logged',
+    parse: oneOf<LogLevel>(['debug', 'info', 'warn', 'error']),
+    default: D.logLevel,
+  }),
+  'access-log': valueFlag({
+    arg: 'true|false',
+    help: 'one log line per request',
+    parse: (raw) => oneOf(['true', 'false'])(raw) === 'true',
+    default: D.accessLog,
+  }),
+  'shutdown-timeout-ms': int(
+    'MS',
+    'wait for requests in flight at shutdown',
+    D.shutdownTimeoutMs,
+    0,
+  ),
+  'max-inflight-per-key': valueFlag({
+    arg: 'N',
+    help: 'example policy: requests in flight per API key',
+    parse: integerIn(1),
+    default: D.maxInflightPerKey,
+  }),
+  namespace: valueFlag({
+    arg: 'NS',
+    help: 'NATS subject namespace',
+    parse: (raw) => matching(/^[A-Za-z0-9_-]+$/, 'letters, digits, _ or -')(nonEmpty(raw)),
+    default: D.namespace,
+  }),
+  'max-workers': int('N', 'workers tracked at most', D.maxWorkers, 1),
+  'max-tracked-ranks': int('N', 'data-parallel ranks tracked at most', D.maxTrackedRanks, 1),
+  'upstream-timeout-ms': int('MS', 'longest wait for a worker', D.upstreamTimeoutMs, 1),
+  'body-limit-bytes': int('N', 'largest request body', D.bodyLimitBytes, 1024),
+  'idle-timeout-ms': int('MS', 'close a connection idle this long', D.idleTimeoutMs, 1),
+  'max-upstream-body-bytes': int('N', 'largest worker answer read', D.maxUpstreamBodyBytes, 1024),
+};
+
+/** `ENGINE=[NAME=]URL`: an engine the in-process bridge scrapes (contract §7). */
+function parseEngineTarget(item: string): EngineTarget {
+  const i = item.indexOf('=');
+  const engine = item.slice(0, Math.max(i, 0));
+  if (!(ENGINE_NAMES as readonly string[]).includes(engine)) {
+    throw new InvalidFlagValue(
+      `expected ENGINE=[NAME=]URL with ENGINE one of ${ENGINE_NAMES.join(', ')}`,
+    );
+  }
+  const spec = item.slice(i + 1);
+  try {
+    parseTargetSpec(spec);
+  } catch (err) {
+    if (!(err instanceof TargetSpecError)) throw err;
+    // A URL with user-info is refused; its password must not be echoed either.
+    throw new InvalidFlagValue(err.message, item.replace(/\/\/[^/@]*@/, '//***@'));
+  }
+  return { engine: engine as EngineName, spec };
+}
