@@ -1,4 +1,9 @@
 // Unit specs sit beside the code; e2e tests (real NATS, real HTTP, real workers) live in test/.
+
+// Workers and the apps the e2e specs start run on jest's own Node (process.execPath): refuse to
+// test any other runtime than the one of record, however jest was launched.
+require('./tools/require-node').requireNode();
+
 const transform = {
   '^.+\\.ts$': [
     '@swc/jest',

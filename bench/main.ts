@@ -12,6 +12,7 @@ import { NGINX_INSTALL_HINT, nginxBinary } from './lib/nginx';
 import { hasTaskset, pin, ProcessGroup, ROOT, stopEverything } from './lib/processes';
 import { ForeignLoadMonitor, machineInfo } from './lib/procfs';
 import { renderReport, ScenarioOutcome } from './lib/report';
+import { comparisonRuntime } from './lib/runtimes';
 import { createDatabase, dropDatabase } from './lib/sluice';
 import { SCENARIOS } from './scenarios';
 
@@ -22,6 +23,8 @@ interface Args {
   profile: boolean | null;
   out: string | null;
   shedding: string[];
+  /** Scenario 10's second Node; null: the first other `node` on PATH. */
+  compareNode: string | null;
 }
 
 /**
@@ -36,15 +39,17 @@ export const DEFAULT_SHEDDING = [
   '1',
 ];
 
-const USAGE = `usage: npm run bench -- [--quick] [--only 1,2,...] [--no-profile] [--out FILE]
+const USAGE = `usage: npm run bench -- [--quick] [--only 1,2,...] [--no-profile] [--out FILE] [--compare-node PATH]
   --quick       every scenario, shrunk to run in under 3 minutes (development, smoke test);
                 the report then goes to a temp file unless --out
-  --only LIST   run only these scenarios (1-8); the report then goes to a temp file unless --out
+  --only LIST   run only these scenarios (1-10); the report then goes to a temp file unless --out
   --no-profile  skip the CPU profiles of the frontend (scenarios 1, 2, 4; full runs only by default)
   --profile     take them in --quick runs too
   --out FILE    where to write the report (default docs/benchmarks.md)
   --shedding "FLAGS"  thresholds of the shedding-on frontend in scenario 7, for experiments
-                (default "${DEFAULT_SHEDDING.join(' ')}", the configuration of record)`;
+                (default "${DEFAULT_SHEDDING.join(' ')}", the configuration of record)
+  --compare-node PATH  the Node that scenario 10 compares the runtime of record with (default:
+                the first other \`node\` on PATH, e.g. the system Node; "none": skip it)`;
 
 function parseArgs(argv: string[]): Args {
   const a: Args = {
@@ -53,6 +58,7 @@ function parseArgs(argv: string[]): Args {
     profile: null,
     out: null,
     shedding: DEFAULT_SHEDDING,
+    compareNode: null,
   };
   for (let i = 0; i < argv.length; i++) {
     const eq = argv[i].indexOf('=');
@@ -65,6 +71,7 @@ function parseArgs(argv: string[]): Args {
     else if (flag === '--only') a.only = value().split(',').map(Number);
     else if (flag === '--out') a.out = value();
     else if (flag === '--shedding') a.shedding = value().split(/\s+/).filter(Boolean);
+    else if (flag === '--compare-node') a.compareNode = value();
     else if (flag === '--help' || flag === '-h') {
       console.log(USAGE);
       process.exit(0);
@@ -147,6 +154,7 @@ async function main(): Promise<void> {
     logDir,
     docsDir,
     foreign,
+    compareNode: selected.some((s) => s.id === 10) ? comparisonRuntime(args.compareNode) : null,
     log: (m) => log(`  ${m}`),
     group: () => new ProcessGroup(logDir),
   };

@@ -5,7 +5,7 @@
 #        --target vllm-0=http://10.0.0.5:8000 --target vllm-1=http://10.0.0.6:8000
 #      (or --targets-file /etc/sluice/targets, or --dns-target vllm.inference.svc.cluster.local:8000;
 #      every flag is also SLUICE_<UPPER_SNAKE>, lists comma-separated: SLUICE_TARGET=a=URL,b=URL)
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # --- build: the same stage as frontend.Dockerfile and worker.Dockerfile, so one build serves all
 # three images from the layer cache ------------------------------------------------------------
@@ -27,7 +27,9 @@ FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+# No optional dependency is needed at run time: they are Node itself for npm scripts on a host
+# without Node 24 (the image has its own) and pg-cloudflare (for Cloudflare Workers only).
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
 # --- runtime ----------------------------------------------------------------------------------
 FROM ${NODE_IMAGE}

@@ -1,6 +1,6 @@
 # Sluice frontend: OpenAI-compatible admission-control gateway (HTTP :8000).
 # Build from the repository root:  docker build -f docker/frontend.Dockerfile -t sluice-frontend .
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # --- build: every dependency (the Nest CLI is a devDependency), compile to dist/ -------------
 FROM ${NODE_IMAGE} AS build
@@ -22,7 +22,9 @@ WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
 # No production dependency needs an install script (the only one is swagger-ui-dist's analytics).
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+# No optional dependency is needed at run time: they are Node itself for npm scripts on a host
+# without Node 24 (the image has its own) and pg-cloudflare (for Cloudflare Workers only).
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
 # --- runtime ----------------------------------------------------------------------------------
 FROM ${NODE_IMAGE}

@@ -2,7 +2,7 @@
 # Build from the repository root:  docker build -f docker/worker.Dockerfile -t sluice-worker .
 # Run: docker run sluice-worker --nats-url nats://nats:4222 --worker-id w-1 \
 #        --advertise-url http://<address the frontends reach>:9001
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # --- build: every dependency (the Nest CLI is a devDependency), compile to dist/ -------------
 FROM ${NODE_IMAGE} AS build
@@ -23,7 +23,9 @@ FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+# No optional dependency is needed at run time: they are Node itself for npm scripts on a host
+# without Node 24 (the image has its own) and pg-cloudflare (for Cloudflare Workers only).
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
 # --- runtime ----------------------------------------------------------------------------------
 FROM ${NODE_IMAGE}

@@ -60,7 +60,7 @@ describe('docker/bridge.Dockerfile', () => {
     expect(read('docker', 'bridge.Dockerfile').match(base)?.[0]).toBe(
       read('docker', 'frontend.Dockerfile').match(base)?.[0],
     );
-    expect(read('docker', 'worker.Dockerfile').match(base)?.[0]).toMatch(/node:20/);
+    expect(read('docker', 'worker.Dockerfile').match(base)?.[0]).toMatch(/node:24/);
     // Same build and deps stages: one build fills the layer cache for all three images.
     expect(bridge.stages.slice(0, 2).map(code)).toEqual(frontend.stages.slice(0, 2).map(code));
   });

@@ -1,5 +1,6 @@
 import { ProcessGroup } from './processes';
 import { ForeignLoadMonitor } from './procfs';
+import { Runtime } from './runtimes';
 
 /** Where the load generator and the server under test run (see docs/benchmarks.md). */
 export const CPU = { server: '0', client: '1' } as const;
@@ -17,6 +18,8 @@ export interface BenchContext {
   readonly logDir: string;
   readonly docsDir: string;
   readonly foreign: ForeignLoadMonitor;
+  /** The second Node of scenario 10; null: no comparison. */
+  readonly compareNode: Runtime | null;
   log(message: string): void;
   group(): ProcessGroup;
 }

@@ -13,6 +13,8 @@ export interface SpawnOptions {
   env?: NodeJS.ProcessEnv;
   /** Extra flags for node itself (e.g. --cpu-prof). */
   nodeArgs?: string[];
+  /** Another Node binary to run a script on (default: the bench's own, the runtime of record). */
+  node?: string;
   /** Keep stdout apart from the log (tools that answer in JSON on stdout). */
   captureStdout?: boolean;
   /** Give the child a stdin pipe (tools driven by commands). */
@@ -124,7 +126,8 @@ export class ProcessGroup {
   node(name: string, script: string, args: string[], options: SpawnOptions = {}): Proc {
     const path = join(ROOT, script);
     if (!existsSync(path)) throw new Error(`${path} not found: run \`npm run build\` first`);
-    return this.exec(name, process.execPath, [...(options.nodeArgs ?? []), path, ...args], options);
+    const node = options.node ?? process.execPath;
+    return this.exec(name, node, [...(options.nodeArgs ?? []), path, ...args], options);
   }
 
   exec(name: string, command: string, args: string[], options: SpawnOptions = {}): Proc {

@@ -8,6 +8,7 @@ import { propagationScenario } from './s6-propagation';
 import { goodputScenario } from './s7-goodput';
 import { memoryScenario } from './s8-memory';
 import { bridgeScenario } from './s9-bridge';
+import { runtimeScenario } from './s10-runtime';
 
 /** Every scenario of issue 5, in the order they run. */
 export const SCENARIOS: Scenario[] = [
@@ -20,4 +21,5 @@ export const SCENARIOS: Scenario[] = [
   goodputScenario,
   memoryScenario,
   bridgeScenario,
+  runtimeScenario,
 ];

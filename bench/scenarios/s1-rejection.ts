@@ -191,7 +191,7 @@ function summarize(
         "still runs the four onRequest hooks and the onResponse hook Nest's Fastify adapter installs, " +
         'the hook that sets the security headers and the request id (a UUID unless the client sent one), ' +
         'two labelled counter updates (prom-client hashes the labels each time), and writes three more ' +
-        "headers. Both Node servers pay for Node 20's `AsyncResource.bind` in Fastify's body parser " +
+        "headers. Both Node servers pay for Node's `AsyncResource.bind` in Fastify's body parser " +
         '(`deprecate`, `bind` below).' +
         `${top ? ` Self time by owner: ${top}.` : ''}` +
         (profile

@@ -256,7 +256,7 @@ function summarize(
         `${fmt(100 * (median(feCpu) ?? 0), 0)} % at ${fmt(m(rps.sluice))} req/s while nginx relays ` +
         `${fmt(m(rps.nginx))} req/s, where the worker itself is the limit (${fmt(m(rps.direct))} req/s direct).${top} ` +
         "No single item dominates: socket writes, undici's pool bookkeeping, the collector, Fastify's body parser " +
-        "(Node 20's `AsyncResource.bind`), Nest's router, guard and pipe, and five prom-client updates per request. " +
+        "(Node's `AsyncResource.bind`), Nest's router, guard and pipe, and five prom-client updates per request. " +
         "The next large step would be to serve admitted requests outside Nest's pipeline as the 503 already is; " +
         'it is not taken because the guard, the admission policies and the exception filter are the extension points users build on.',
     );

@@ -77,7 +77,8 @@ export async function createFrontendApp(
   await app.listen(config.httpPort, config.httpHost);
   if (options.shutdownHooks ?? true) installSignalHandlers(app, config.shutdownTimeoutMs);
   const url = listeningUrl(app, config);
-  log.log(`frontend listening on ${url} (bus: ${bus})`);
+  // The app runs on whatever Node starts it (only npm scripts insist on the one of record).
+  log.log(`frontend listening on ${url} (bus: ${bus}; Node ${process.version})`);
   log.log(describeAdmission(config));
   log.log(
     config.adminTokens.length > 0
