@@ -25,7 +25,8 @@ export interface ScrapeStall {
  * The event-loop stall of a `/metrics` scrape, seen from outside: `GET /live` back to back on
  * one kept-alive connection while the scrape runs. A probe is answered only between two turns
  * of the event loop, so the longest gap between consecutive answers is the longest the loop
- * was held (plus one probe round trip, visible in the idle gaps).
+ * was held (plus one probe round trip). The same gap over an equally long window without a
+ * scrape shows what the machine alone adds (preemption by other load, the collector).
  */
 export async function measureScrapeStall(
   base: string,
@@ -52,12 +53,12 @@ export async function measureScrapeStall(
       const done = nowNs();
       const took = done - sent;
       // The same length of time without a scrape, for what the machine's noise alone gives.
-      await sleep(SETTLE_MS + took / 1e6 + 5);
+      await sleep(SETTLE_MS + took / 1e6 + 20);
       probing = false;
       await loop;
       out.scrapeMs.push(took / 1e6);
-      // The gap that ends just after the scrape's answer still belongs to it.
-      out.stalls.push(maxGap(answers, sent, done + SETTLE_MS * 1e6));
+      // The probe answer held back behind the scrape's own answer belongs to it too.
+      out.stalls.push(maxGap(answers, sent, done));
       const idleFrom = done + SETTLE_MS * 1e6;
       out.idleGaps.push(maxGap(answers, idleFrom, idleFrom + took));
     }
@@ -79,11 +80,11 @@ async function scrape(client: Client): Promise<number> {
   return bytes;
 }
 
-/** Longest interval between consecutive answers, over answers that arrived in [from, to]. */
+/** Longest interval between consecutive answers among the intervals overlapping [from, to]. */
 function maxGap(answers: number[], from: number, to: number): number {
   let max = 0;
   for (let k = 1; k < answers.length; k++) {
-    if (answers[k] < from || answers[k] > to) continue;
+    if (answers[k] < from || answers[k - 1] > to) continue;
     max = Math.max(max, answers[k] - answers[k - 1]);
   }
   return max / 1e6;
