@@ -170,16 +170,36 @@ describe('WorkerGaugesRenderer', () => {
     expect(await render()).toEqual(await promClientText(registry));
   });
 
-  it('yields between slices and writes the workers live when the slice ends, not those that joined after', async () => {
-    for (let w = 0; w < 100; w++) registry.applyReport(report(`w${w}`), 0);
-    // A clock that jumps a second per read: every clock read ends the slice.
+  it('yields between slices, and writes the workers live at their slice, not those that joined later', async () => {
+    for (let w = 0; w < 100; w++) {
+      for (let rank = 0; rank < 8; rank++) {
+        registry.applyReport(report(`w${w}`, { dpSize: 8, dpRank: rank }), 0);
+      }
+    }
+    // A clock that jumps a second per read: every batch (29 workers of 8 ranks) ends its slice.
     let clock = 0;
-    jest.spyOn(performance, 'now').mockImplementation(() => (clock += 1000));
-    const rendering = render();
-    registry.removeWorker('w40', 'worker_down');
-    registry.applyReport(report('late'), 0);
-    const busy = (await rendering).split('\n').filter((l) => l.startsWith(BUSY_GAUGE.name));
+    let reads = 0;
+    jest.spyOn(performance, 'now').mockImplementation(() => {
+      // As the first slice ends (the second read): one worker goes, one joins.
+      if (++reads === 2) {
+        registry.removeWorker('w90', 'worker_down');
+        registry.applyReport(report('late'), 0);
+      }
+      return (clock += 1000);
+    });
+    let turns = 0;
+    let rendering = true;
+    const count = (): void => {
+      turns++;
+      if (rendering) setImmediate(count);
+    };
+    setImmediate(count);
+    const text = await render();
+    rendering = false;
+    // A turn before the first slice and one after each of the three full batches.
+    expect(turns).toBeGreaterThanOrEqual(4);
+    const busy = text.split('\n').filter((l) => l.startsWith(BUSY_GAUGE.name));
     expect(busy).toHaveLength(99);
-    expect(busy.filter((l) => /worker_id="(w40|late)"/.test(l))).toEqual([]);
+    expect(busy.filter((l) => /worker_id="(w90|late)"/.test(l))).toEqual([]);
   });
 });

@@ -37,10 +37,13 @@ export const BUSY_GAUGE = {
   help: '1 when every rank of the worker is over a busy threshold',
 };
 
-/** Longest the renderer holds the event loop before letting waiting requests through. */
-const SLICE_MS = 3;
-/** Workers rendered between two encodings and clock reads. */
-const BATCH = 32;
+/**
+ * Longest the renderer holds the event loop before letting waiting requests through; a
+ * scavenge that falls inside a slice adds a millisecond or two.
+ */
+const SLICE_MS = 2;
+/** Ranks rendered between two encodings and clock reads (a worker may have hundreds). */
+const BATCH_RANKS = 256;
 const FAMILIES = [...RANK_GAUGES, BUSY_GAUGE];
 const BUSY = FAMILIES.length - 1;
 /** Each family's `# HELP` and `# TYPE` lines, after a blank line for all but the first. */
@@ -75,19 +78,22 @@ export class WorkerGaugesRenderer {
     // A snapshot: a worker that joins while the scrape yields shows at the next scrape, and a
     // worker replaced under the same id cannot be written twice.
     const workers = [...this.registry.liveWorkers()];
+    // The request that asked, and prom-client's registry, have already used this turn.
+    await nextTurn();
     let deadline = performance.now() + SLICE_MS;
-    for (let i = 0; i < workers.length; i++) {
-      if (i % BATCH === 0) {
-        // Encoding is most of the cost: done per batch, it stays inside the slice.
-        flush(lines, bytes);
-        if (performance.now() > deadline) {
-          await nextTurn();
-          deadline = performance.now() + SLICE_MS;
-        }
-      }
-      const worker = workers[i];
+    let batch = 0;
+    for (const worker of workers) {
       if (this.registry.model(worker.model)?.workers.get(worker.id) !== worker) continue;
       this.renderWorker(worker, lines);
+      batch += worker.ranks.size + 1;
+      if (batch < BATCH_RANKS) continue;
+      // Encoding is most of the cost: done per batch, it stays inside the slice.
+      batch = 0;
+      flush(lines, bytes);
+      if (performance.now() > deadline) {
+        await nextTurn();
+        deadline = performance.now() + SLICE_MS;
+      }
     }
     flush(lines, bytes);
     return bytes.flat();
