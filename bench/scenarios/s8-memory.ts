@@ -3,6 +3,7 @@ import { fixedRate } from '../lib/fixed-rate';
 import { FLOOD_MODEL } from '../lib/flood';
 import { chatBody, metrics } from '../lib/http';
 import { rssMb } from '../lib/procfs';
+import { measureScrapeStall, ScrapeStall, stallDetails, stallFigure } from '../lib/scrape-stall';
 import { fmt, maxOf, median, minOf, slope, sleep } from '../lib/util';
 import { CONNECTIONS, RANKS, Rig, startRig, WORKERS } from './s4-ingest';
 
@@ -62,8 +63,11 @@ export const memoryScenario: Scenario = {
         text.match(/^dynamo_frontend_worker_busy\{[^}]*model="Qwen\/Qwen3-0.6B"/gm) ?? []
       ).length;
       await flood.quit();
+      const stall = await measureScrapeStall(fe.url, fe.proc.pid, ctx.quick ? 10 : 30);
+      ctx.log(`scrape stall ${stall.stalls.map((x) => fmt(x)).join(', ')} ms`);
       return summarize(
         samples,
+        stall,
         warmupS,
         durationS,
         rssStart,
@@ -81,6 +85,7 @@ export const memoryScenario: Scenario = {
 
 function summarize(
   samples: Array<[number, number]>,
+  stall: ScrapeStall,
   warmupS: number,
   durationS: number,
   rssStart: number | null,
@@ -118,6 +123,7 @@ function summarize(
       verdict: quick ? 'n/a' : verdict(trend < TREND_LIMIT_MB_PER_MIN),
       note: quick ? 'too short to judge in --quick' : undefined,
     },
+    stallFigure(8, WORKERS * RANKS, stall),
   ];
   const every = Math.max(1, Math.floor(samples.length / 12));
   const series = samples
@@ -135,13 +141,15 @@ function summarize(
     `sample after ${warmupS} s gives ${rawTrend.toFixed(1)} MB/min, dominated by where the GC sawtooth happens to be.`,
     '',
     `RSS (MB): ${series}`,
+    '',
+    stallDetails(stall),
   ].join('\n');
   const analysis: string[] = [];
   if (figures[0].verdict === 'MISS') {
     analysis.push(
       `**Memory (peak ${fmt(peak)} MB, target < ${RSS_TARGET_MB} MB).** ${fmt(rssStart)} MB were resident once every worker ` +
-        `was registered (per rank its state plus three Prometheus gauge series, one busy series per worker: ` +
-        `${(WORKERS * RANKS * 3 + WORKERS).toLocaleString('en-US')} labelled series). Under load RSS swings between ` +
+        `was registered (per rank its state; the per-worker gauges are written at each scrape, not kept). ` +
+        `Under load RSS swings between ` +
         `${fmt(minOf(floors.map(([, y]) => y)))} MB (after collections) and ${fmt(peak)} MB: a GC sawtooth. Every report ` +
         'allocates (the decoded JSON, the validated copy, a label object per gauge update) and V8 lets the heap grow by ' +
         'tens of MB before a major collection, so the peak is set by allocation rate and heap sizing more than by the ' +

@@ -1,11 +1,11 @@
 import { DynamicModule, Module, Type } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
-import { PrometheusModule } from '@willsoto/nestjs-prometheus';
 import { AdmissionPolicy } from './admission/admission-policy';
 import { OpenAiExceptionFilter } from './admission/openai-exception.filter';
 import { FrontendConfig } from './config/frontend-config';
 import { FrontendConfigModule } from './config/frontend-config.module';
 import { EngineBridgeModule } from './engine-bridge/engine-bridge.module';
+import { metricsEndpoint } from './metrics/metrics-endpoint.module';
 import { MonitorModule } from './monitor/monitor.module';
 import { OpenAiModule } from './openai/openai.module';
 import { OpsModule } from './ops/ops.module';
@@ -21,7 +21,7 @@ export class FrontendModule {
       module: FrontendModule,
       imports: [
         FrontendConfigModule.forRoot(config),
-        PrometheusModule.register({ path: '/metrics', defaultMetrics: { enabled: true } }),
+        metricsEndpoint(),
         MonitorModule,
         RouterModule,
         OpenAiModule.forRoot(config, policies),
