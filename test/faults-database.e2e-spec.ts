@@ -4,9 +4,9 @@ import { createTestDatabase, queryRows } from './support/database';
 import { chat, metricValue, post } from './support/http';
 import { Heartbeat, health, liveTraffic, TrafficResult } from './support/nats-server';
 import {
-  AppProcess,
   FrontendProcess,
   NATS_URL,
+  spawnApp,
   startFrontend,
   startWorker,
   uniqueNamespace,
@@ -55,7 +55,7 @@ describe('PostgreSQL outage under live traffic', () => {
     db = await createTestDatabase('faultsdb');
     pgFault = await PgFaultProxy.start(5432);
     proxy = await TcpProxy.start(pgFault.port);
-    const migrate = AppProcess.start('migrate', ['run', '--database-url', db.url()]);
+    const migrate = spawnApp('migrate', ['run', '--database-url', db.url()]);
     expect(await migrate.exited).toBe(0);
     workers = await Promise.all([startWorker(), startWorker()]);
     fe = await startFrontend(

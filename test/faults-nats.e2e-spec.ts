@@ -2,8 +2,8 @@ import { connect, NatsConnection } from 'nats';
 import { chat, metricValue, OVERLOAD_BODY, post } from './support/http';
 import { Heartbeat, health, liveTraffic, NatsServer } from './support/nats-server';
 import {
-  AppProcess,
   FrontendProcess,
+  spawnApp,
   startFrontend,
   startWorker,
   uniqueNamespace,
@@ -116,14 +116,8 @@ describe('NATS outage', () => {
     const { url } = workers[1];
     await workers[1].proc.stop('SIGKILL');
     const port = new URL(url).port;
-    const proc = AppProcess.start('worker', [
-      '--port',
-      port,
-      '--speedup',
-      '0',
-      ...reporting(ids[1]),
-    ]);
-    workers[1] = { proc, url };
+    const proc = spawnApp('worker', ['--port', port, '--speedup', '0', ...reporting(ids[1])]);
+    workers[1] = { proc, url, port: Number(port) };
     await waitFor(
       async () => (await fetch(`${url}/v1/models`)).ok,
       'restarted worker serving',

@@ -5,9 +5,9 @@ import { MODEL, TestBus } from './support/bus';
 import { createTestDatabase, queryRows } from './support/database';
 import { post } from './support/http';
 import {
-  AppProcess,
   FrontendProcess,
   NATS_URL,
+  spawnApp,
   startFrontend,
   startWorker,
   uniqueNamespace,
@@ -37,7 +37,7 @@ describe('security', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('security');
-    const migrate = AppProcess.start('migrate', ['run', '--database-url', db.url()]);
+    const migrate = spawnApp('migrate', ['run', '--database-url', db.url()]);
     expect(await migrate.exited).toBe(0);
     bus = await TestBus.connect();
     worker = await startWorker(['--nats-url', NATS_URL, '--namespace', namespace]);

@@ -3,8 +3,8 @@ import { MODEL, ReportFields, TestBus } from './support/bus';
 import { createTestDatabase, queryRows } from './support/database';
 import { chat, metricValue, OVERLOAD_BODY, post } from './support/http';
 import {
-  AppProcess,
   FrontendProcess,
+  spawnApp,
   startFrontend,
   startWorker,
   uniqueNamespace,
@@ -82,7 +82,7 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
   beforeAll(async () => {
     db = await createTestDatabase('thresholds');
     proxy = await TcpProxy.start(5432);
-    const migrate = AppProcess.start('migrate', ['run', '--database-url', db.url()]);
+    const migrate = spawnApp('migrate', ['run', '--database-url', db.url()]);
     expect(await migrate.exited).toBe(0);
     bus = await TestBus.connect();
     worker = await startWorker();
