@@ -65,7 +65,6 @@ export class Heartbeat {
 export interface TrafficResult {
   statuses: Record<number, number>;
   servedBy: Set<string | null>;
-  slowestMs: number;
 }
 
 /**
@@ -77,14 +76,12 @@ export function liveTraffic(
   clients: number,
   model = MODEL,
 ): () => Promise<TrafficResult> {
-  const result: TrafficResult = { statuses: {}, servedBy: new Set(), slowestMs: 0 };
+  const result: TrafficResult = { statuses: {}, servedBy: new Set() };
   let running = true;
   const deadline = Date.now() + 60_000;
   const loops = Array.from({ length: clients }, async () => {
     while (running && Date.now() < deadline) {
-      const sent = Date.now();
       const res = await chat(base, { model });
-      result.slowestMs = Math.max(result.slowestMs, Date.now() - sent);
       result.statuses[res.status] = (result.statuses[res.status] ?? 0) + 1;
       result.servedBy.add(res.headers.get('x-sluice-worker-id'));
     }
