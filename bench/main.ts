@@ -9,7 +9,7 @@ import { connect } from 'nats';
 import { Client } from 'pg';
 import { BenchContext, CPU, Scenario } from './lib/context';
 import { NGINX_INSTALL_HINT, nginxBinary } from './lib/nginx';
-import { hasTaskset, pin, ProcessGroup, ROOT, stopEverything } from './lib/processes';
+import { hasTaskset, pin, ProcessGroup, ROOT, stopEverything } from '@sluice/testkit';
 import { ForeignLoadMonitor, machineInfo } from './lib/procfs';
 import { renderReport, ScenarioOutcome } from './lib/report';
 import { comparisonRuntime } from './lib/runtimes';

@@ -1,15 +1,8 @@
 import { connect, Socket } from 'node:net';
 import { MODEL } from './support/bus';
+import { useSystem } from './support/fixtures';
 import { OVERLOAD_BODY, post } from './support/http';
-import {
-  FrontendProcess,
-  NATS_URL,
-  startFrontend,
-  startWorker,
-  uniqueNamespace,
-  waitFor,
-  WorkerProcess,
-} from './support/processes';
+import { waitFor } from './support/processes';
 import { rssMiB } from './support/proc';
 import { httpBytes, rawRequest } from './support/raw-http';
 
@@ -93,28 +86,20 @@ const soak = process.env.SLUICE_SOAK === '1' ? describe : describe.skip;
  * contract says, the process never dies, and its RSS peak is reported. Runs with SLUICE_SOAK=1.
  */
 soak('hostile clients beside normal traffic (SLUICE_SOAK=1 to run)', () => {
-  let worker: WorkerProcess;
-  let fe: FrontendProcess;
+  const sys = useSystem({ frontend: [], workers: [[]], reporting: true });
 
   beforeAll(async () => {
-    const namespace = uniqueNamespace('hostile');
-    worker = await startWorker(['--nats-url', NATS_URL, '--namespace', namespace]);
-    fe = await startFrontend([], namespace);
     await waitFor(
-      async () => (await post(`${fe.url}/v1/chat/completions`, NORMAL)).status === 200,
+      async () => (await post(`${sys.fe.url}/v1/chat/completions`, NORMAL)).status === 200,
       'worker known to the frontend',
     );
   }, 120_000);
 
-  afterAll(async () => {
-    await Promise.all([fe?.proc.stop(), worker?.proc.stop()]);
-  });
-
   it(
     'answers every normal request correctly, never crashes, reports its RSS peak',
     async () => {
-      const pid = fe.proc.child.pid as number;
-      const port = Number(new URL(fe.url).port);
+      const pid = sys.fe.proc.child.pid as number;
+      const port = Number(new URL(sys.fe.url).port);
       const until = Date.now() + SECONDS * 1000;
       const rss: number[] = [rssMiB(pid)];
       const sampler = setInterval(() => rss.push(rssMiB(pid)), 500);
@@ -124,7 +109,7 @@ soak('hostile clients beside normal traffic (SLUICE_SOAK=1 to run)', () => {
       const normalClient = async (): Promise<void> => {
         while (Date.now() < until) {
           try {
-            const res = await post(`${fe.url}/v1/chat/completions`, NORMAL);
+            const res = await post(`${sys.fe.url}/v1/chat/completions`, NORMAL);
             const body = res.json as { choices?: unknown[] } | undefined;
             if (res.status === 200 && Array.isArray(body?.choices)) normal.ok++;
             else if (res.status === 503 && res.text === OVERLOAD_BODY) normal.shed++;
@@ -137,7 +122,7 @@ soak('hostile clients beside normal traffic (SLUICE_SOAK=1 to run)', () => {
       const hostileClient = async (kind: Kind): Promise<void> => {
         const codes = (hostileCodes[kind] ??= {});
         while (Date.now() < until) {
-          const status = await hostile(kind, fe.url, port).catch(() => -1);
+          const status = await hostile(kind, sys.fe.url, port).catch(() => -1);
           codes[status] = (codes[status] ?? 0) + 1;
         }
       };
@@ -157,15 +142,15 @@ soak('hostile clients beside normal traffic (SLUICE_SOAK=1 to run)', () => {
 
       expect(normal.wrong).toEqual([]);
       expect(normal.ok).toBeGreaterThan(0);
-      expect(fe.proc.child.exitCode).toBeNull();
-      expect((await fetch(`${fe.url}/live`)).status).toBe(200);
+      expect(sys.fe.proc.child.exitCode).toBeNull();
+      expect((await fetch(`${sys.fe.url}/live`)).status).toBe(200);
       // What a hostile client may get: its 4xx, or a closed connection (idle, or mid-send).
       for (const [kind, codes] of Object.entries(hostileCodes)) {
         for (const status of Object.keys(codes).map(Number)) {
           expect([kind, status < 500]).toEqual([kind, true]);
         }
       }
-      expect(fe.proc.output).not.toMatch(/"level":50/);
+      expect(sys.fe.proc.output).not.toMatch(/"level":50/);
     },
     (SECONDS + 60) * 1000,
   );

@@ -1,17 +1,8 @@
 import fc from 'fast-check';
 import { MODEL } from './support/bus';
-import { createTestDatabase, queryRows } from './support/database';
+import { queryRows } from './support/database';
+import { useSystem } from './support/fixtures';
 import { Answer, metricValue, post } from './support/http';
-import {
-  AppProcess,
-  FrontendProcess,
-  NATS_URL,
-  startFrontend,
-  startWorker,
-  uniqueNamespace,
-  waitFor,
-  WorkerProcess,
-} from './support/processes';
 import { httpBytes, rawRequest } from './support/raw-http';
 
 const TOKEN = 'abuse-admin-token-7f3e';
@@ -229,72 +220,38 @@ function expectErrorBody(res: Answer): void {
  * stays up and logs no internal error.
  */
 describe('bad HTTP input (property-based, fast-check)', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let worker: WorkerProcess;
-  let fe: FrontendProcess;
+  // A small KV cache: the worker itself refuses (400) any max_tokens it could not hold.
+  const sys = useSystem({
+    database: 'abuse_http',
+    workers: [['--worker-id', 'abuse-w', '--kv-total-blocks', '64']],
+    reporting: true,
+    frontend: ['--admin-token', `admin:${TOKEN}`, '--body-limit-bytes', String(BODY_LIMIT)],
+    serving: true,
+  });
   let port: number;
-  const namespace = uniqueNamespace('abh');
 
   const auditRows = async (): Promise<number> =>
     Number(
-      (await queryRows<{ n: string }>(db.url(), 'SELECT count(*) AS n FROM threshold_audit'))[0].n,
+      (await queryRows<{ n: string }>(sys.db.url(), 'SELECT count(*) AS n FROM threshold_audit'))[0]
+        .n,
     );
   const snapshot = async (): Promise<{ thresholds: string; audit: number; models: string }> => ({
-    thresholds: await (await fetch(`${fe.url}/busy_threshold`)).text(),
+    thresholds: await (await fetch(`${sys.fe.url}/busy_threshold`)).text(),
     audit: await auditRows(),
-    models: await (await fetch(`${fe.url}/v1/models`)).text(),
+    models: await (await fetch(`${sys.fe.url}/v1/models`)).text(),
   });
   const expectAlive = async (): Promise<void> => {
-    expect(fe.proc.child.exitCode).toBeNull();
-    expect((await fetch(`${fe.url}/live`)).status).toBe(200);
+    expect(sys.fe.proc.child.exitCode).toBeNull();
+    expect((await fetch(`${sys.fe.url}/live`)).status).toBe(200);
   };
 
-  beforeAll(async () => {
-    db = await createTestDatabase('abuse_http');
-    const migrate = AppProcess.start('migrate', ['run', '--database-url', db.url()]);
-    expect(await migrate.exited).toBe(0);
-    // A small KV cache: the worker itself refuses (400) any max_tokens it could not hold.
-    worker = await startWorker([
-      '--nats-url',
-      NATS_URL,
-      '--namespace',
-      namespace,
-      '--worker-id',
-      'abuse-w',
-      '--kv-total-blocks',
-      '64',
-    ]);
-    fe = await startFrontend(
-      [
-        '--database-url',
-        db.url(),
-        '--admin-token',
-        `admin:${TOKEN}`,
-        '--body-limit-bytes',
-        String(BODY_LIMIT),
-      ],
-      namespace,
-    );
-    port = Number(new URL(fe.url).port);
-    await waitFor(
-      async () =>
-        (
-          await post(`${fe.url}/v1/chat/completions`, {
-            model: MODEL,
-            messages: [{ role: 'user', content: 'hi' }],
-            max_tokens: 1,
-          })
-        ).status === 200,
-      'worker known to the frontend',
-    );
+  beforeAll(() => {
+    port = sys.fe.port;
   });
 
-  afterAll(async () => {
-    // Stop first: a failed expectation must not leave the processes or the database behind.
-    await Promise.all([fe?.proc.stop(), worker?.proc.stop()]);
-    await db?.drop();
+  afterAll(() => {
     // Whatever the properties did, nothing may have been logged as an internal error.
-    expect(fe?.proc.output ?? '').not.toMatch(/"level":50/);
+    expect(sys.fe?.proc.output ?? '').not.toMatch(/"level":50/);
   });
 
   it('answers arbitrary OpenAI bodies without a 5xx and changes no state', async () => {
@@ -302,16 +259,16 @@ describe('bad HTTP input (property-based, fast-check)', () => {
     const endpoints = ['/v1/chat/completions', '/v1/completions', '/v1/embeddings'];
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...endpoints), openAiBody, async (path, body) => {
-        const res = await post(`${fe.url}${path}`, body);
+        const res = await post(`${sys.fe.url}${path}`, body);
         expect(res.status).toBeLessThan(500);
         if (res.status >= 400) expectErrorBody(res);
       }),
       { numRuns: 250, seed: SEED },
     );
     expect(await snapshot()).toEqual(before);
-    expect(await metricValue(fe.url, 'dynamo_frontend_inflight_requests', { model: MODEL })).toBe(
-      0,
-    );
+    expect(
+      await metricValue(sys.fe.url, 'dynamo_frontend_inflight_requests', { model: MODEL }),
+    ).toBe(0);
     await expectAlive();
   });
 
@@ -320,7 +277,7 @@ describe('bad HTTP input (property-based, fast-check)', () => {
       fc.asyncProperty(thresholdBody, authHeader, async (body, auth) => {
         const before = await snapshot();
         const res = await post(
-          `${fe.url}/busy_threshold`,
+          `${sys.fe.url}/busy_threshold`,
           body,
           auth === undefined ? {} : { authorization: auth },
         );
@@ -363,7 +320,9 @@ describe('bad HTTP input (property-based, fast-check)', () => {
         fc.constantFrom('/v1/chat/completions', '/v1/completions', '/busy_threshold'),
         notJson.filter((t) => !isJson(t) && !t.startsWith('\uFEFF')),
         async (path, text) => {
-          const res = await post(`${fe.url}${path}`, text, { authorization: `Bearer ${TOKEN}` });
+          const res = await post(`${sys.fe.url}${path}`, text, {
+            authorization: `Bearer ${TOKEN}`,
+          });
           expect(res.status).toBe(400);
           expect(res.json).toMatchObject({ type: 'invalid_request_error', code: 400 });
         },
@@ -402,7 +361,7 @@ describe('bad HTTP input (property-based, fast-check)', () => {
         mediaType,
         async (path, type) => {
           const body = JSON.stringify({ model: MODEL, active_decode_blocks_threshold: 0.5 });
-          const res = await fetch(`${fe.url}${path}`, {
+          const res = await fetch(`${sys.fe.url}${path}`, {
             method: 'POST',
             headers: { 'content-type': type, authorization: `Bearer ${TOKEN}` },
             body,
@@ -414,7 +373,7 @@ describe('bad HTTP input (property-based, fast-check)', () => {
       { numRuns: 60, seed: SEED },
     );
     // No Content-Type at all (a Uint8Array body gets none from fetch).
-    const bare = await fetch(`${fe.url}/v1/chat/completions`, {
+    const bare = await fetch(`${sys.fe.url}/v1/chat/completions`, {
       method: 'POST',
       body: new TextEncoder().encode('{}'),
     });
@@ -456,7 +415,7 @@ describe('bad HTTP input (property-based, fast-check)', () => {
             status = res.status;
             json = JSON.parse(res.body);
           } else {
-            const res = await post(`${fe.url}/v1/chat/completions`, text);
+            const res = await post(`${sys.fe.url}/v1/chat/completions`, text);
             status = res.status;
             json = res.json;
           }
@@ -501,7 +460,9 @@ describe('bad HTTP input (property-based, fast-check)', () => {
                     '/v1/chat/completions',
                     `{"model":"${MODEL}","max_tokens":1,"messages":[{"role":"user","content":"hi"}],"extra":${inner}}`,
                   ];
-          const res = await post(`${fe.url}${path}`, text, { authorization: `Bearer ${TOKEN}` });
+          const res = await post(`${sys.fe.url}${path}`, text, {
+            authorization: `Bearer ${TOKEN}`,
+          });
           expect(res.status).toBeLessThan(500);
           // The body's own depth: the wrapper object, plus one or three levels down to `inner`.
           const total = depth + (where === 'content' ? 3 : 1);

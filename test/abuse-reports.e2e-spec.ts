@@ -1,17 +1,8 @@
 import fc from 'fast-check';
-import { MODEL, TestBus } from './support/bus';
-import { createTestDatabase } from './support/database';
+import { MODEL } from './support/bus';
+import { useSystem } from './support/fixtures';
 import { chat, metricValue } from './support/http';
-import {
-  AppProcess,
-  freePort,
-  FrontendProcess,
-  NATS_URL,
-  startWorker,
-  uniqueNamespace,
-  waitFor,
-  WorkerProcess,
-} from './support/processes';
+import { waitFor } from './support/processes';
 import { rssMiB } from './support/proc';
 
 const MAX_WORKERS = 1000;
@@ -66,49 +57,37 @@ const BAD_COUNTS: unknown[] = [
   [],
 ];
 
-/** `startFrontend` with the heap cap in NODE_OPTIONS. */
-async function startCappedFrontend(flags: string[]): Promise<FrontendProcess> {
-  const port = await freePort();
-  const namespace = uniqueNamespace('abr');
-  const url = `http://127.0.0.1:${port}`;
-  const proc = AppProcess.start(
-    'frontend',
-    [
-      ...['--http-host', '127.0.0.1', '--http-port', String(port)],
-      ...['--nats-url', NATS_URL, '--namespace', namespace],
-      ...flags,
-    ],
-    { NODE_OPTIONS: `--max-old-space-size=${HEAP_MB}` },
-  );
-  await proc.waitForOutput(/frontend listening on/);
-  await waitFor(async () => (await fetch(`${url}/health`)).status === 200, 'frontend /health 200');
-  return { proc, url, namespace };
-}
-
 /**
  * Issue #6 point 5: anyone on NATS can publish anything. Every malformed report is dropped and
  * counted, the number of tracked workers stays at `--max-workers`, memory stays bounded, and
  * the monitor keeps applying real reports throughout.
  */
 describe('hostile or broken load reports on real NATS', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let bus: TestBus;
-  let worker: WorkerProcess;
-  let fe: FrontendProcess;
+  const sys = useSystem({
+    database: 'abuse_reports',
+    bus: true,
+    workers: [[]],
+    frontend: [
+      ...['--max-workers', String(MAX_WORKERS)],
+      // Long enough that no flood worker expires mid-test and frees a slot.
+      ...['--worker-ttl-ms', '600000'],
+    ],
+    env: { NODE_OPTIONS: `--max-old-space-size=${HEAP_MB}` },
+  });
   let realLoad = 0;
 
-  const invalid = async (): Promise<number> => (await metricValue(fe.url, INVALID)) ?? 0;
+  const invalid = async (): Promise<number> => (await metricValue(sys.fe.url, INVALID)) ?? 0;
   const tracked = async (): Promise<number> => {
-    const text = await (await fetch(`${fe.url}/metrics`)).text();
+    const text = await (await fetch(`${sys.fe.url}/metrics`)).text();
     return text.split('\n').filter((l) => l.startsWith('dynamo_frontend_worker_busy{')).length;
   };
-  const rss = (): number => rssMiB(fe.proc.child.pid as number);
+  const rss = (): number => rssMiB(sys.fe.proc.child.pid as number);
 
   /** Publishes and waits until the frontend has counted exactly `expected` more drops. */
   async function expectDropped(publish: () => void, expected: number, timeoutMs = 10000) {
     const before = await invalid();
     publish();
-    await bus.flush();
+    await sys.bus.flush();
     await waitFor(
       async () => (await invalid()) >= before + expected,
       `${expected} drops counted`,
@@ -123,44 +102,22 @@ describe('hostile or broken load reports on real NATS', () => {
   /** The monitor still applies a real report: a new load value shows up in the gauge. */
   async function expectMonitorAlive(): Promise<void> {
     realLoad = (realLoad % 50) + 1;
-    bus.report(fe.namespace, {
+    sys.bus.report(sys.fe.namespace, {
       worker_id: 'real',
-      endpoint: worker.url,
+      endpoint: sys.worker.url,
       active_decode_blocks: realLoad,
     });
     await waitFor(
       async () =>
-        (await metricValue(fe.url, 'dynamo_frontend_worker_active_decode_blocks', {
+        (await metricValue(sys.fe.url, 'dynamo_frontend_worker_active_decode_blocks', {
           worker_id: 'real',
         })) === realLoad,
       `report ${realLoad} of the real worker applied`,
     );
-    expect((await chat(fe.url)).status).toBe(200);
+    expect((await chat(sys.fe.url)).status).toBe(200);
   }
 
-  beforeAll(async () => {
-    db = await createTestDatabase('abuse_reports');
-    const migrate = AppProcess.start('migrate', ['run', '--database-url', db.url()]);
-    expect(await migrate.exited).toBe(0);
-    bus = await TestBus.connect();
-    worker = await startWorker();
-    fe = await startCappedFrontend([
-      '--database-url',
-      db.url(),
-      '--max-workers',
-      String(MAX_WORKERS),
-      // Long enough that no flood worker expires mid-test and frees a slot.
-      '--worker-ttl-ms',
-      '600000',
-    ]);
-    await expectMonitorAlive();
-  });
-
-  afterAll(async () => {
-    await Promise.all([fe?.proc.stop(), worker?.proc.stop()]);
-    await bus?.close();
-    await db?.drop();
-  });
+  beforeAll(() => expectMonitorAlive());
 
   it('drops and counts wrong types, negative and huge numbers, NaN as a string, bad endpoints', async () => {
     const payloads: Array<string | Record<string, unknown> | unknown[] | null | number> = [
@@ -195,8 +152,8 @@ describe('hostile or broken load reports on real NATS', () => {
     ];
     await expectDropped(() => {
       for (const p of payloads) {
-        bus.raw(
-          fe.namespace,
+        sys.bus.raw(
+          sys.fe.namespace,
           'kv_metrics',
           typeof p === 'string' ? new TextEncoder().encode(p) : p,
         );
@@ -217,7 +174,7 @@ describe('hostile or broken load reports on real NATS', () => {
       ['real'],
     ];
     await expectDropped(() => {
-      for (const p of payloads) bus.raw(fe.namespace, 'worker_down', p);
+      for (const p of payloads) sys.bus.raw(sys.fe.namespace, 'worker_down', p);
     }, payloads.length);
     expect(await tracked()).toBe(1);
     await expectMonitorAlive();
@@ -237,7 +194,7 @@ describe('hostile or broken load reports on real NATS', () => {
         fc.array(fc.oneof(arbitraryPayload, brokenReport), { minLength: 1, maxLength: 200 }),
         async (batch) => {
           await expectDropped(() => {
-            for (const p of batch) bus.raw(fe.namespace, 'kv_metrics', p);
+            for (const p of batch) sys.bus.raw(sys.fe.namespace, 'kv_metrics', p);
           }, batch.length);
         },
       ),
@@ -259,8 +216,8 @@ describe('hostile or broken load reports on real NATS', () => {
     for (let batch = 0; batch < 10; batch++) {
       await expectDropped(() => {
         for (let i = 0; i < 5; i++) {
-          bus.raw(fe.namespace, 'kv_metrics', garbage);
-          bus.raw(fe.namespace, 'kv_metrics', hugeId);
+          sys.bus.raw(sys.fe.namespace, 'kv_metrics', garbage);
+          sys.bus.raw(sys.fe.namespace, 'kv_metrics', hugeId);
         }
       }, 10);
     }
@@ -268,16 +225,16 @@ describe('hostile or broken load reports on real NATS', () => {
     for (let batch = 0; batch < 10; batch++) {
       for (let i = 0; i < 10; i++) {
         const load = batch * 10 + i;
-        bus.raw(
-          fe.namespace,
+        sys.bus.raw(
+          sys.fe.namespace,
           'kv_metrics',
           valid({ worker_id: 'padded', active_decode_blocks: load, padding: 'p'.repeat(MB - 400) }),
         );
       }
-      await bus.flush();
+      await sys.bus.flush();
       await waitFor(
         async () =>
-          (await metricValue(fe.url, 'dynamo_frontend_worker_active_decode_blocks', {
+          (await metricValue(sys.fe.url, 'dynamo_frontend_worker_active_decode_blocks', {
             worker_id: 'padded',
           })) ===
           batch * 10 + 9,
@@ -285,10 +242,10 @@ describe('hostile or broken load reports on real NATS', () => {
       );
     }
     // NATS itself refuses anything over its max_payload (1 MiB here) before it reaches Sluice.
-    expect(() => bus.raw(fe.namespace, 'kv_metrics', new Uint8Array(1_048_577))).toThrow(
+    expect(() => sys.bus.raw(sys.fe.namespace, 'kv_metrics', new Uint8Array(1_048_577))).toThrow(
       /MAX_PAYLOAD_EXCEEDED/,
     );
-    bus.workerDown(fe.namespace, 'padded');
+    sys.bus.workerDown(sys.fe.namespace, 'padded');
     await waitFor(async () => (await tracked()) === 1, 'padded worker removed');
     const after = rss();
     process.stdout.write(
@@ -304,7 +261,7 @@ describe('hostile or broken load reports on real NATS', () => {
       await expectDropped(
         () => {
           for (let i = 0; i < FLOOD; i++) {
-            bus.report(fe.namespace, {
+            sys.bus.report(sys.fe.namespace, {
               worker_id: `${prefix}-${i}`,
               model: 'flood/model',
               endpoint: 'http://127.0.0.1:9',
@@ -318,7 +275,7 @@ describe('hostile or broken load reports on real NATS', () => {
       expect(await tracked()).toBe(MAX_WORKERS);
     };
     const start = rss();
-    const logFrom = fe.proc.output.length;
+    const logFrom = sys.fe.proc.output.length;
     await flood('flood-a');
     const afterFirst = rss();
     // A second wave of 100,000 new ids: all refused; memory does not grow with them.
@@ -330,22 +287,28 @@ describe('hostile or broken load reports on real NATS', () => {
     expect(afterFirst - start).toBeLessThan(150);
     expect(afterSecond - afterFirst).toBeLessThan(30);
     // A flood must not flood the log: refusals are summarised at most once per 10 s.
-    const dropLines = fe.proc.output.slice(logFrom).match(/dropped \d+ load report/g) ?? [];
+    const dropLines = sys.fe.proc.output.slice(logFrom).match(/dropped \d+ load report/g) ?? [];
     expect(dropLines.length).toBeLessThanOrEqual(3);
     // The real worker kept its slot and its reports still apply.
     await expectMonitorAlive();
 
     // Once the flood workers are gone, a new worker can join again: the cap is not stuck.
-    for (let i = 0; i < MAX_WORKERS - 1; i++) bus.workerDown(fe.namespace, `flood-a-${i}`);
-    await bus.flush();
+    for (let i = 0; i < MAX_WORKERS - 1; i++) sys.bus.workerDown(sys.fe.namespace, `flood-a-${i}`);
+    await sys.bus.flush();
     await waitFor(async () => (await tracked()) === 1, 'flood workers removed', 20000);
-    bus.report(fe.namespace, { worker_id: 'newcomer', model: MODEL, endpoint: worker.url });
+    sys.bus.report(sys.fe.namespace, {
+      worker_id: 'newcomer',
+      model: MODEL,
+      endpoint: sys.worker.url,
+    });
     await waitFor(
       async () =>
-        (await metricValue(fe.url, 'dynamo_frontend_worker_busy', { worker_id: 'newcomer' })) === 0,
+        (await metricValue(sys.fe.url, 'dynamo_frontend_worker_busy', {
+          worker_id: 'newcomer',
+        })) === 0,
       'newcomer tracked',
     );
-    bus.workerDown(fe.namespace, 'newcomer');
+    sys.bus.workerDown(sys.fe.namespace, 'newcomer');
     await expectMonitorAlive();
   });
 
@@ -360,12 +323,12 @@ describe('hostile or broken load reports on real NATS', () => {
       { model: 'm'.repeat(100_000) },
     ];
     for (let i = 0; i < 100; i++) {
-      for (const p of payloads) bus.raw(fe.namespace, 'busy_threshold_changed', p);
+      for (const p of payloads) sys.bus.raw(sys.fe.namespace, 'busy_threshold_changed', p);
     }
-    await bus.flush();
+    await sys.bus.flush();
     await new Promise((r) => setTimeout(r, 500));
-    expect(fe.proc.output).not.toMatch(/could not reload thresholds/);
-    expect(fe.proc.child.exitCode).toBeNull();
+    expect(sys.fe.proc.output).not.toMatch(/could not reload thresholds/);
+    expect(sys.fe.proc.child.exitCode).toBeNull();
     await expectMonitorAlive();
   });
 });

@@ -1,71 +1,60 @@
 import { MODEL, TestBus } from './support/bus';
+import { useSystem } from './support/fixtures';
 import { chat, metricValue, OVERLOAD_BODY, post } from './support/http';
-import {
-  FrontendProcess,
-  startFrontend,
-  startWorker,
-  waitFor,
-  WorkerProcess,
-} from './support/processes';
+import { startFrontend, waitFor } from './support/processes';
 
 /**
  * The busy rule and the 503 of contract §3.1/§5, end to end: a real frontend process, real NATS,
  * real simulated workers; load reports are published by the test so each case is exact.
  */
 describe('admission control (token-capacity) over real NATS', () => {
-  let bus: TestBus;
-  let workerA: WorkerProcess;
-  let workerB: WorkerProcess;
-  let fe: FrontendProcess;
-
-  beforeAll(async () => {
-    bus = await TestBus.connect();
-    [workerA, workerB] = await Promise.all([startWorker(), startWorker()]);
-    fe = await startFrontend([
-      '--admission-control',
-      'token-capacity',
-      '--active-decode-blocks-threshold',
-      '0.8',
-      '--active-prefill-tokens-threshold',
-      '1000',
-      '--active-prefill-tokens-threshold-frac',
-      '0.5',
-    ]);
-  });
-
-  afterAll(async () => {
-    await Promise.all([fe?.proc.stop(), workerA?.proc.stop(), workerB?.proc.stop()]);
-    await bus?.close();
+  const sys = useSystem({
+    bus: true,
+    workers: [[], []],
+    frontend: [
+      ...['--admission-control', 'token-capacity', '--active-decode-blocks-threshold', '0.8'],
+      ...['--active-prefill-tokens-threshold', '1000'],
+      ...['--active-prefill-tokens-threshold-frac', '0.5'],
+    ],
   });
 
   /** Publishes a report and waits until the frontend shows it in its worker gauge. */
   async function report(fields: Parameters<TestBus['report']>[1]): Promise<void> {
-    bus.report(fe.namespace, fields);
+    sys.bus.report(sys.fe.namespace, fields);
     const decode = String(fields.active_decode_blocks ?? 0);
     const prefill = fields.active_prefill_tokens ?? 0;
     await waitFor(async () => {
       const labels = { worker_id: fields.worker_id, dp_rank: String(fields.dp_rank ?? 0) };
-      const d = await metricValue(fe.url, 'dynamo_frontend_worker_active_decode_blocks', labels);
-      const p = await metricValue(fe.url, 'dynamo_frontend_worker_active_prefill_tokens', labels);
+      const d = await metricValue(
+        sys.fe.url,
+        'dynamo_frontend_worker_active_decode_blocks',
+        labels,
+      );
+      const p = await metricValue(
+        sys.fe.url,
+        'dynamo_frontend_worker_active_prefill_tokens',
+        labels,
+      );
       return String(d) === decode && p === prefill;
     }, `report for ${fields.worker_id} applied`);
   }
 
   const down = async (id: string): Promise<void> => {
-    bus.workerDown(fe.namespace, id);
+    sys.bus.workerDown(sys.fe.namespace, id);
     await waitFor(
       async () =>
-        (await metricValue(fe.url, 'dynamo_frontend_worker_busy', { worker_id: id })) === undefined,
+        (await metricValue(sys.fe.url, 'dynamo_frontend_worker_busy', { worker_id: id })) ===
+        undefined,
       `${id} removed`,
     );
   };
 
   it('applies the decode threshold strictly: 80/100 admitted, 81/100 rejected with the exact 503', async () => {
-    await report({ worker_id: 'strict', endpoint: workerA.url, active_decode_blocks: 80 });
-    expect((await chat(fe.url)).status).toBe(200);
+    await report({ worker_id: 'strict', endpoint: sys.workers[0].url, active_decode_blocks: 80 });
+    expect((await chat(sys.fe.url)).status).toBe(200);
 
-    await report({ worker_id: 'strict', endpoint: workerA.url, active_decode_blocks: 81 });
-    const rejected = await chat(fe.url);
+    await report({ worker_id: 'strict', endpoint: sys.workers[0].url, active_decode_blocks: 81 });
+    const rejected = await chat(sys.fe.url);
     expect(rejected.status).toBe(503);
     expect(rejected.text).toBe(OVERLOAD_BODY);
     expect(rejected.headers.get('retry-after')).toBe('1');
@@ -75,14 +64,14 @@ describe('admission control (token-capacity) over real NATS', () => {
     expect(rejected.headers.get('x-content-type-options')).toBe('nosniff');
     expect(rejected.headers.get('x-frame-options')).toBe('SAMEORIGIN');
 
-    await report({ worker_id: 'strict', endpoint: workerA.url, active_decode_blocks: 10 });
-    expect((await chat(fe.url)).status).toBe(200); // recovery
+    await report({ worker_id: 'strict', endpoint: sys.workers[0].url, active_decode_blocks: 10 });
+    expect((await chat(sys.fe.url)).status).toBe(200); // recovery
     await down('strict');
   });
 
   it('rejects stream requests with the same plain JSON, before any SSE', async () => {
-    await report({ worker_id: 'streamer', endpoint: workerA.url, active_decode_blocks: 99 });
-    const rejected = await chat(fe.url, { stream: true });
+    await report({ worker_id: 'streamer', endpoint: sys.workers[0].url, active_decode_blocks: 99 });
+    const rejected = await chat(sys.fe.url, { stream: true });
     expect(rejected.status).toBe(503);
     expect(rejected.text).toBe(OVERLOAD_BODY);
     expect(rejected.headers.get('content-type')).toBe('application/json');
@@ -90,33 +79,41 @@ describe('admission control (token-capacity) over real NATS', () => {
   });
 
   it('applies the absolute prefill threshold (> 1000 tokens)', async () => {
-    await report({ worker_id: 'prefill', endpoint: workerA.url, active_prefill_tokens: 1000 });
-    expect((await chat(fe.url)).status).toBe(200);
-    await report({ worker_id: 'prefill', endpoint: workerA.url, active_prefill_tokens: 1001 });
-    expect((await chat(fe.url)).status).toBe(503);
+    await report({
+      worker_id: 'prefill',
+      endpoint: sys.workers[0].url,
+      active_prefill_tokens: 1000,
+    });
+    expect((await chat(sys.fe.url)).status).toBe(200);
+    await report({
+      worker_id: 'prefill',
+      endpoint: sys.workers[0].url,
+      active_prefill_tokens: 1001,
+    });
+    expect((await chat(sys.fe.url)).status).toBe(503);
     await down('prefill');
   });
 
   it('applies the frac threshold as floor(F x max_num_batched_tokens), ignored without it', async () => {
     // floor(0.5 x 1001) = 500: 500 is not over it, 501 is.
-    const base = { worker_id: 'frac', endpoint: workerA.url, max_num_batched_tokens: 1001 };
+    const base = { worker_id: 'frac', endpoint: sys.workers[0].url, max_num_batched_tokens: 1001 };
     await report({ ...base, active_prefill_tokens: 500 });
-    expect((await chat(fe.url)).status).toBe(200);
+    expect((await chat(sys.fe.url)).status).toBe(200);
     await report({ ...base, active_prefill_tokens: 501 });
-    expect((await chat(fe.url)).status).toBe(503);
+    expect((await chat(sys.fe.url)).status).toBe(503);
     await down('frac');
     // Same load, no max_num_batched_tokens: frac cannot fire (and 900 < absolute 1000).
-    await report({ worker_id: 'nofrac', endpoint: workerA.url, active_prefill_tokens: 900 });
-    expect((await chat(fe.url)).status).toBe(200);
+    await report({ worker_id: 'nofrac', endpoint: sys.workers[0].url, active_prefill_tokens: 900 });
+    expect((await chat(sys.fe.url)).status).toBe(200);
     await down('nofrac');
   });
 
   it('routes around a busy worker: the busy one receives nothing', async () => {
-    await report({ worker_id: 'busy-a', endpoint: workerA.url, active_decode_blocks: 95 });
-    await report({ worker_id: 'free-b', endpoint: workerB.url, active_decode_blocks: 5 });
+    await report({ worker_id: 'busy-a', endpoint: sys.workers[0].url, active_decode_blocks: 95 });
+    await report({ worker_id: 'free-b', endpoint: sys.workers[1].url, active_decode_blocks: 5 });
     const served = new Set<string | null>();
     for (let i = 0; i < 10; i++) {
-      const res = await chat(fe.url);
+      const res = await chat(sys.fe.url);
       expect(res.status).toBe(200);
       served.add(res.headers.get('x-sluice-worker-id'));
     }
@@ -126,23 +123,23 @@ describe('admission control (token-capacity) over real NATS', () => {
   });
 
   it('treats a data-parallel worker as busy only when all its ranks are busy', async () => {
-    const base = { worker_id: 'dp', endpoint: workerA.url, dp_size: 2 };
+    const base = { worker_id: 'dp', endpoint: sys.workers[0].url, dp_size: 2 };
     await report({ ...base, dp_rank: 0, active_decode_blocks: 90 });
-    expect((await chat(fe.url)).status).toBe(200); // rank 1 has not reported: not busy
+    expect((await chat(sys.fe.url)).status).toBe(200); // rank 1 has not reported: not busy
     await report({ ...base, dp_rank: 1, active_decode_blocks: 10 });
-    expect((await chat(fe.url)).status).toBe(200); // one busy rank of two
+    expect((await chat(sys.fe.url)).status).toBe(200); // one busy rank of two
     await report({ ...base, dp_rank: 1, active_decode_blocks: 90 });
-    expect((await chat(fe.url)).status).toBe(503); // all ranks busy
+    expect((await chat(sys.fe.url)).status).toBe(503); // all ranks busy
     await report({ ...base, dp_rank: 0, active_decode_blocks: 0 });
-    expect((await chat(fe.url)).status).toBe(200);
+    expect((await chat(sys.fe.url)).status).toBe(200);
     await down('dp');
   });
 
   it('answers 404 for a model never seen and 503 once its workers are gone, not as rejections', async () => {
-    const before = await metricValue(fe.url, 'dynamo_frontend_model_rejection_total', {
+    const before = await metricValue(sys.fe.url, 'dynamo_frontend_model_rejection_total', {
       model: 'gone/model',
     });
-    const unknown = await post(`${fe.url}/v1/chat/completions`, {
+    const unknown = await post(`${sys.fe.url}/v1/chat/completions`, {
       model: 'never/seen',
       messages: [{ role: 'user', content: 'hi' }],
     });
@@ -153,9 +150,9 @@ describe('admission control (token-capacity) over real NATS', () => {
       code: 404,
     });
 
-    await report({ worker_id: 'lonely', endpoint: workerA.url, model: 'gone/model' });
+    await report({ worker_id: 'lonely', endpoint: sys.workers[0].url, model: 'gone/model' });
     await down('lonely');
-    const gone = await post(`${fe.url}/v1/chat/completions`, {
+    const gone = await post(`${sys.fe.url}/v1/chat/completions`, {
       model: 'gone/model',
       messages: [{ role: 'user', content: 'hi' }],
     });
@@ -166,19 +163,20 @@ describe('admission control (token-capacity) over real NATS', () => {
       code: 503,
     });
     expect(gone.headers.get('retry-after')).toBeNull();
-    const after = await metricValue(fe.url, 'dynamo_frontend_model_rejection_total', {
+    const after = await metricValue(sys.fe.url, 'dynamo_frontend_model_rejection_total', {
       model: 'gone/model',
     });
     expect(after ?? 0).toBe(before ?? 0);
   });
 
   it('counts exactly one rejection per 503 sent, per endpoint', async () => {
-    await report({ worker_id: 'counted', endpoint: workerA.url, active_decode_blocks: 100 });
+    await report({ worker_id: 'counted', endpoint: sys.workers[0].url, active_decode_blocks: 100 });
     const labels = (endpoint: string) => ({ model: MODEL, endpoint });
     const read = async (endpoint: string) =>
-      (await metricValue(fe.url, 'dynamo_frontend_model_rejection_total', labels(endpoint))) ?? 0;
+      (await metricValue(sys.fe.url, 'dynamo_frontend_model_rejection_total', labels(endpoint))) ??
+      0;
     const overloads = async (requestType: string) =>
-      (await metricValue(fe.url, 'dynamo_frontend_requests_total', {
+      (await metricValue(sys.fe.url, 'dynamo_frontend_requests_total', {
         model: MODEL,
         endpoint: 'chat_completions',
         request_type: requestType,
@@ -193,19 +191,21 @@ describe('admission control (token-capacity) over real NATS', () => {
       stream: await overloads('stream'),
     };
     const statuses: number[] = [];
-    for (let i = 0; i < 3; i++) statuses.push((await chat(fe.url)).status);
+    for (let i = 0; i < 3; i++) statuses.push((await chat(sys.fe.url)).status);
     for (let i = 0; i < 2; i++) {
-      statuses.push((await post(`${fe.url}/v1/completions`, { model: MODEL, prompt: 'x' })).status);
+      statuses.push(
+        (await post(`${sys.fe.url}/v1/completions`, { model: MODEL, prompt: 'x' })).status,
+      );
     }
-    statuses.push((await post(`${fe.url}/v1/embeddings`, { model: MODEL, input: 'x' })).status);
-    statuses.push((await chat(fe.url, { stream: true })).status);
+    statuses.push((await post(`${sys.fe.url}/v1/embeddings`, { model: MODEL, input: 'x' })).status);
+    statuses.push((await chat(sys.fe.url, { stream: true })).status);
     expect(statuses).toEqual([503, 503, 503, 503, 503, 503, 503]);
     expect((await read('chat_completions')) - before.chat).toBe(4);
     expect((await overloads('unary')) - before.unary).toBe(3);
     expect((await overloads('stream')) - before.stream).toBe(1);
     expect((await read('completions')) - before.cmpl).toBe(2);
     expect((await read('embeddings')) - before.emb).toBe(1);
-    const overload = await metricValue(fe.url, 'dynamo_frontend_requests_total', {
+    const overload = await metricValue(sys.fe.url, 'dynamo_frontend_requests_total', {
       model: MODEL,
       endpoint: 'embeddings',
       error_type: 'overload',
@@ -215,14 +215,14 @@ describe('admission control (token-capacity) over real NATS', () => {
   });
 
   it('drops malformed reports, counts them, and changes nothing', async () => {
-    await report({ worker_id: 'steady', endpoint: workerA.url, active_decode_blocks: 10 });
-    const before = (await metricValue(fe.url, 'dynamo_frontend_kv_metrics_invalid_total')) ?? 0;
+    await report({ worker_id: 'steady', endpoint: sys.workers[0].url, active_decode_blocks: 10 });
+    const before = (await metricValue(sys.fe.url, 'dynamo_frontend_kv_metrics_invalid_total')) ?? 0;
     const bad: unknown[] = [
       new TextEncoder().encode('{not json'),
       {
         worker_id: 'steady',
         model: MODEL,
-        endpoint: workerA.url,
+        endpoint: sys.workers[0].url,
         active_decode_blocks: 'NaN',
         kv_total_blocks: 100,
         active_prefill_tokens: 0,
@@ -230,7 +230,7 @@ describe('admission control (token-capacity) over real NATS', () => {
       {
         worker_id: 'steady',
         model: MODEL,
-        endpoint: workerA.url,
+        endpoint: sys.workers[0].url,
         active_decode_blocks: -5,
         kv_total_blocks: 100,
         active_prefill_tokens: 0,
@@ -238,7 +238,7 @@ describe('admission control (token-capacity) over real NATS', () => {
       {
         worker_id: 'steady',
         model: MODEL,
-        endpoint: workerA.url,
+        endpoint: sys.workers[0].url,
         active_decode_blocks: 99,
         kv_total_blocks: 100,
         num_requests_waiting: -1,
@@ -253,45 +253,35 @@ describe('admission control (token-capacity) over real NATS', () => {
       },
       [1, 2, 3],
     ];
-    for (const payload of bad) bus.raw(fe.namespace, 'kv_metrics', payload);
-    bus.raw(fe.namespace, 'worker_down', { worker: 'steady' });
-    await bus.flush();
+    for (const payload of bad) sys.bus.raw(sys.fe.namespace, 'kv_metrics', payload);
+    sys.bus.raw(sys.fe.namespace, 'worker_down', { worker: 'steady' });
+    await sys.bus.flush();
     await waitFor(
       async () =>
-        ((await metricValue(fe.url, 'dynamo_frontend_kv_metrics_invalid_total')) ?? 0) - before ===
+        ((await metricValue(sys.fe.url, 'dynamo_frontend_kv_metrics_invalid_total')) ?? 0) -
+          before ===
         bad.length + 1,
       'invalid reports counted',
     );
     expect(
-      await metricValue(fe.url, 'dynamo_frontend_worker_active_decode_blocks', {
+      await metricValue(sys.fe.url, 'dynamo_frontend_worker_active_decode_blocks', {
         worker_id: 'steady',
       }),
     ).toBe(10);
-    expect((await chat(fe.url)).status).toBe(200);
+    expect((await chat(sys.fe.url)).status).toBe(200);
     await down('steady');
   });
 });
 
 describe('admission edge configurations', () => {
-  let bus: TestBus;
-  let worker: WorkerProcess;
-
-  beforeAll(async () => {
-    bus = await TestBus.connect();
-    worker = await startWorker();
-  });
-
-  afterAll(async () => {
-    await worker?.proc.stop();
-    await bus?.close();
-  });
+  const sys = useSystem({ bus: true, workers: [[]] });
 
   it('with token-capacity but no thresholds, rejects nothing', async () => {
     const fe = await startFrontend(['--admission-control', 'token-capacity']);
     try {
-      bus.report(fe.namespace, {
+      sys.bus.report(fe.namespace, {
         worker_id: 'full',
-        endpoint: worker.url,
+        endpoint: sys.worker.url,
         active_decode_blocks: 100,
         active_prefill_tokens: 1e6,
       });
@@ -310,9 +300,9 @@ describe('admission edge configurations', () => {
       '0.1',
     ]);
     try {
-      bus.report(fe.namespace, {
+      sys.bus.report(fe.namespace, {
         worker_id: 'over',
-        endpoint: worker.url,
+        endpoint: sys.worker.url,
         active_decode_blocks: 100,
       });
       await waitFor(
@@ -329,9 +319,9 @@ describe('admission edge configurations', () => {
   it('forgets a silent worker after --worker-ttl-ms, with its metric series', async () => {
     const fe = await startFrontend(['--worker-ttl-ms', '300']);
     try {
-      bus.report(fe.namespace, {
+      sys.bus.report(fe.namespace, {
         worker_id: 'ephemeral',
-        endpoint: worker.url,
+        endpoint: sys.worker.url,
         active_decode_blocks: 3,
       });
       await waitFor(

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, NatsConnection } from 'nats';
 import { FakeEngine, metricSamples } from '@sluice/testkit';
-import { AppProcess, freePort, NATS_URL, uniqueNamespace, waitFor } from './support/processes';
+import { freePort, NATS_URL, spawnApp, uniqueNamespace, waitFor } from './support/processes';
 
 const FIXTURES = join(__dirname, 'fixtures', 'engines', 'llamacpp');
 const routes = () => ({
@@ -33,7 +33,7 @@ describe('standalone bridge app (contract §7)', () => {
         const args = [...BASE];
         const at = args.indexOf(flag);
         if (at >= 0) args.splice(at, 2);
-        const proc = AppProcess.start('bridge', [...args, flag, value]);
+        const proc = spawnApp('bridge', [...args, flag, value]);
         expect(await proc.exited).toBe(2);
         const firstLine = proc.output.split('\n')[0];
         expect(firstLine).toContain(flag);
@@ -43,20 +43,20 @@ describe('standalone bridge app (contract §7)', () => {
     );
 
     it('reads the same flags from SLUICE_* variables', async () => {
-      const proc = AppProcess.start('bridge', BASE, { SLUICE_SCRAPE_TIMEOUT_MS: 'abc' });
+      const proc = spawnApp('bridge', BASE, { env: { SLUICE_SCRAPE_TIMEOUT_MS: 'abc' } });
       expect(await proc.exited).toBe(2);
       expect(proc.output).toContain('SLUICE_SCRAPE_TIMEOUT_MS: expected');
       expect(proc.output).toContain("'abc'");
     });
 
     it('exits 2 without any target source, and for an invalid targets file', async () => {
-      const none = AppProcess.start('bridge', ['--engine', 'vllm', '--nats-url', NATS_URL]);
+      const none = spawnApp('bridge', ['--engine', 'vllm', '--nats-url', NATS_URL]);
       expect(await none.exited).toBe(2);
       expect(none.output).toMatch(/no targets/);
       const dir = mkdtempSync(join(tmpdir(), 'sluice-bridge-'));
       try {
         writeFileSync(join(dir, 'targets'), 'http://127.0.0.1:9\nnot a url\n');
-        const bad = AppProcess.start('bridge', [
+        const bad = spawnApp('bridge', [
           '--engine',
           'vllm',
           '--nats-url',
@@ -72,7 +72,7 @@ describe('standalone bridge app (contract §7)', () => {
     });
 
     it('prints its usage for --help', async () => {
-      const proc = AppProcess.start('bridge', ['--help']);
+      const proc = spawnApp('bridge', ['--help']);
       expect(await proc.exited).toBe(0);
       expect(proc.output).toMatch(/--engine vllm\|sglang\|llamacpp\|tgi/);
     });
@@ -110,14 +110,16 @@ describe('standalone bridge app (contract §7)', () => {
       const file = join(dir, 'targets');
       writeFileSync(file, `# fleet\nllama-a=${engine.url}\nhttp://${dead}\n`);
       const port = await freePort();
-      const proc = AppProcess.start('bridge', ['--targets-file', file], {
-        SLUICE_ENGINE: 'llamacpp',
-        SLUICE_NATS_URL: NATS_URL,
-        SLUICE_NAMESPACE: namespace,
-        SLUICE_HTTP_HOST: '127.0.0.1',
-        SLUICE_HTTP_PORT: String(port),
-        SLUICE_SCRAPE_INTERVAL_MS: '100',
-        SLUICE_DOWN_AFTER_MS: '500',
+      const proc = spawnApp('bridge', ['--targets-file', file], {
+        env: {
+          SLUICE_ENGINE: 'llamacpp',
+          SLUICE_NATS_URL: NATS_URL,
+          SLUICE_NAMESPACE: namespace,
+          SLUICE_HTTP_HOST: '127.0.0.1',
+          SLUICE_HTTP_PORT: String(port),
+          SLUICE_SCRAPE_INTERVAL_MS: '100',
+          SLUICE_DOWN_AFTER_MS: '500',
+        },
       });
       try {
         await proc.waitForOutput(/bridge for llamacpp engines .* nats:\/\/.* namespace /);

@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, NatsConnection, Subscription } from 'nats';
 import { parseKvMetricsReport } from '@sluice/contracts';
-import { FakeEngine, HANG, huge, metricSamples, sleep } from '@sluice/testkit';
+import { FakeEngine, HANG, huge, metricSamples, sleep, Started } from '@sluice/testkit';
+import { useProcesses } from './support/fixtures';
 import { rssMiB } from './support/proc';
-import { AppProcess, freePort, NATS_URL, uniqueNamespace, waitFor } from './support/processes';
+import { freePort, NATS_URL, startBridge, uniqueNamespace, waitFor } from './support/processes';
 
 const FIXTURES = join(__dirname, 'fixtures', 'engines');
 const fixture = (engine: string, name: string): string =>
@@ -54,30 +55,8 @@ class NatsRecorder {
   }
 }
 
-interface Bridge {
-  proc: AppProcess;
-  opsUrl: string;
-}
-
-async function startBridge(namespace: string, args: string[]): Promise<Bridge> {
-  const port = await freePort();
-  const proc = AppProcess.start('bridge', [
-    '--nats-url',
-    NATS_URL,
-    '--namespace',
-    namespace,
-    '--http-host',
-    '127.0.0.1',
-    '--http-port',
-    String(port),
-    ...args,
-  ]);
-  await proc.waitForOutput(/\/metrics and \/health at/);
-  return { proc, opsUrl: `http://127.0.0.1:${port}` };
-}
-
-async function scrapes(bridge: Bridge, workerId: string, result: string): Promise<number> {
-  const text = await (await fetch(`${bridge.opsUrl}/metrics`)).text();
+async function scrapes(bridge: Started, workerId: string, result: string): Promise<number> {
+  const text = await (await fetch(`${bridge.url}/metrics`)).text();
   return (
     metricSamples(text, 'sluice_bridge_scrapes_total', { worker_id: workerId, result })[0] ?? 0
   );
@@ -97,14 +76,13 @@ const tgiRoutes = () => ({
 describe('engine bridge against real NATS (contract §7)', () => {
   let recorder: NatsRecorder;
   const engines: FakeEngine[] = [];
-  const bridges: Bridge[] = [];
+  const bridges = useProcesses('each');
 
   beforeEach(async () => {
     recorder = await NatsRecorder.start();
   });
 
   afterEach(async () => {
-    for (const b of bridges.splice(0)) await b.proc.stop();
     for (const e of engines.splice(0)) await e.close();
     await recorder.close();
   });
@@ -115,11 +93,8 @@ describe('engine bridge against real NATS (contract §7)', () => {
     return e;
   }
 
-  async function bridge(args: string[]): Promise<Bridge> {
-    const b = await startBridge(recorder.namespace, args);
-    bridges.push(b);
-    return b;
-  }
+  const bridge = (flags: string[]): Promise<Started> =>
+    startBridge({ natsUrl: NATS_URL, namespace: recorder.namespace, flags, group: bridges });
 
   it('publishes llama.cpp slots as reports, following the engine as it changes', async () => {
     const llama = await engine(llamacppRoutes());

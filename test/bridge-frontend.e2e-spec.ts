@@ -1,13 +1,11 @@
 import { metricSamples, MODEL, OVERLOAD_BODY } from '@sluice/testkit';
+import { useProcesses, useSystem } from './support/fixtures';
 import { chat } from './support/http';
 import {
-  AppProcess,
-  freePort,
   NATS_URL,
-  startFrontend,
+  startBridge,
+  startEmbedded,
   startWorker,
-  tempDataDir,
-  uniqueNamespace,
   waitFor,
   WorkerProcess,
 } from './support/processes';
@@ -87,32 +85,22 @@ async function sample(
 }
 
 describe('engine bridge in the frontend (--engine-target, no NATS)', () => {
-  const procs: AppProcess[] = [];
-  afterEach(async () => {
-    await Promise.all(procs.splice(0).map((p) => p.stop()));
-  });
+  const procs = useProcesses('each');
 
   /** `npm start` with an engine target: the embedded system, no NATS, no simulated workers. */
   async function embedded(flags: string[]): Promise<string> {
-    const port = await freePort();
-    const proc = AppProcess.start('embedded', [
-      '--http-host',
-      '127.0.0.1',
-      '--http-port',
-      String(port),
-      '--data-dir',
-      tempDataDir(),
-      ...flags,
-    ]);
-    procs.push(proc);
-    await proc.waitForOutput(/sluice: ready at .* with engines scraped in-process/, 60_000);
+    const { proc, url } = await startEmbedded({
+      flags,
+      ready: /sluice: ready at .* with engines scraped in-process/,
+      group: procs,
+    });
     expect(proc.output).not.toMatch(/simulated workers/);
-    return `http://127.0.0.1:${port}`;
+    return url;
   }
 
   async function engineWorker(format: string, extra: string[] = []): Promise<WorkerProcess> {
     const worker = await startWorker(['--metrics-format', format, ...WORKER_FLAGS, ...extra]);
-    procs.push(worker.proc);
+    procs.add(worker.proc);
     return worker;
   }
 
@@ -155,34 +143,21 @@ describe('engine bridge in the frontend (--engine-target, no NATS)', () => {
 });
 
 describe('standalone engine bridge on NATS, two frontend replicas', () => {
-  const procs: AppProcess[] = [];
-  afterAll(async () => {
-    await Promise.all(procs.splice(0).map((p) => p.stop()));
+  const one = useSystem({
+    workers: [['--metrics-format', 'vllm', ...WORKER_FLAGS]],
+    frontend: SHED,
   });
+  const two = useSystem({ namespace: one.namespace, frontend: SHED });
 
   it('feeds both replicas: each sheds while the vLLM worker is full and admits when it frees up', async () => {
-    const namespace = uniqueNamespace('bridge');
-    const worker = await startWorker(['--metrics-format', 'vllm', ...WORKER_FLAGS]);
-    procs.push(worker.proc);
-    const bridgePort = await freePort();
-    const bridge = AppProcess.start('bridge', [
-      '--engine',
-      'vllm',
-      '--target',
-      `sim=${worker.url}`,
-      '--nats-url',
-      NATS_URL,
-      '--namespace',
-      namespace,
-      '--http-host',
-      '127.0.0.1',
-      '--http-port',
-      String(bridgePort),
-    ]);
-    procs.push(bridge);
-    const replicas = [await startFrontend(SHED, namespace), await startFrontend(SHED, namespace)];
-    procs.push(...replicas.map((r) => r.proc));
-    const urls = replicas.map((r) => r.url);
+    const worker = one.worker;
+    const bridge = await startBridge({
+      natsUrl: NATS_URL,
+      namespace: one.namespace,
+      flags: ['--engine', 'vllm', '--target', `sim=${worker.url}`],
+      group: one.group,
+    });
+    const urls = [one.fe.url, two.fe.url];
     for (const fe of urls) {
       await waitFor(
         async () => (await (await fetch(`${fe}/v1/models`)).text()).includes(MODEL),
@@ -191,13 +166,13 @@ describe('standalone engine bridge on NATS, two frontend replicas', () => {
       );
     }
     await expectShedAndRecover(urls, worker.url);
-    const bridgeUrl = `http://127.0.0.1:${bridgePort}`;
+    const bridgeUrl = bridge.url;
     expect((await fetch(`${bridgeUrl}/health`)).status).toBe(200);
     expect(
       await sample(bridgeUrl, 'sluice_bridge_scrapes_total', { worker_id: 'sim', result: 'ok' }),
     ).toBeGreaterThan(0);
     // SIGTERM: the bridge says the worker is gone, and both replicas forget it.
-    expect(await bridge.stop()).toBe(0);
+    expect(await bridge.proc.stop()).toBe(0);
     for (const fe of urls) {
       await waitFor(
         async () => (await chat(fe)).status === 503,

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { createTestDatabase, PG_ADMIN_URL, queryRows } from './support/database';
-import { AppProcess } from './support/processes';
+import { spawnApp } from './support/processes';
 
 const SCRIPT = join(__dirname, '..', 'docker', 'postgres-init', '10-sluice-role.sh');
 
@@ -42,7 +42,7 @@ describe('the compose database role', () => {
     const asRole = new URL(db.url());
     asRole.username = role;
     asRole.password = 'role-test-password-1';
-    const migrate = AppProcess.start('migrate', ['run', '--database-url', asRole.toString()]);
+    const migrate = spawnApp('migrate', ['run', '--database-url', asRole.toString()]);
     expect(await migrate.exited).toBe(0);
 
     const [attrs] = await queryRows<Record<string, boolean>>(

@@ -1,40 +1,16 @@
+import { useEmbedded } from './support/fixtures';
 import { chat, metricValue } from './support/http';
-import { AppProcess, freePort, tempDataDir, waitFor } from './support/processes';
+import { spawnApp, waitFor } from './support/processes';
 
 const MODEL = 'Qwen/Qwen3-0.6B';
 
-async function startEmbedded(
-  flags: string[],
-  env: NodeJS.ProcessEnv = {},
-): Promise<{ proc: AppProcess; url: string }> {
-  const port = await freePort();
-  const proc = AppProcess.start(
-    'embedded',
-    [
-      '--http-host',
-      '127.0.0.1',
-      '--http-port',
-      String(port),
-      '--data-dir',
-      tempDataDir(),
-      ...flags,
-    ],
-    env,
-  );
-  await proc.waitForOutput(/sluice: ready at/, 20000);
-  return { proc, url: `http://127.0.0.1:${port}` };
-}
-
 /** `npm start`: the whole system in one process, no NATS and no database server. */
 describe('embedded system (npm start)', () => {
-  let sys: { proc: AppProcess; url: string };
-
-  beforeAll(async () => {
-    sys = await startEmbedded([], { SLUICE_EMBEDDED_WORKER_FLAGS: '--speedup 0' });
-  });
+  const sys = useEmbedded({ env: { SLUICE_EMBEDDED_WORKER_FLAGS: '--speedup 0' } });
 
   afterAll(async () => {
-    expect(await sys?.proc.stop()).toBe(0);
+    // A clean exit on SIGTERM.
+    expect(await sys.proc?.stop()).toBe(0);
   });
 
   it('lists Qwen/Qwen3-0.6B once its simulated workers report', async () => {
@@ -81,52 +57,49 @@ describe('embedded system (npm start)', () => {
 });
 
 describe('embedded system under overload with token-capacity', () => {
+  const sys = useEmbedded({
+    flags: ['--admission-control', 'token-capacity', '--active-decode-blocks-threshold', '0.5'],
+    env: { SLUICE_EMBEDDED_WORKER_FLAGS: '--kv-total-blocks 512 --speedup 4' },
+  });
+
   it('sheds with 503s while the KV caches are full, and stops once the load ends', async () => {
-    const sys = await startEmbedded(
-      ['--admission-control', 'token-capacity', '--active-decode-blocks-threshold', '0.5'],
-      { SLUICE_EMBEDDED_WORKER_FLAGS: '--kv-total-blocks 512 --speedup 4' },
+    const load = spawnApp('loadgen', [
+      '--url',
+      sys.url,
+      '--rate',
+      '150',
+      '--duration',
+      '4',
+      '--prompt-tokens',
+      '200',
+      '--max-tokens',
+      '100',
+      '--drain-timeout',
+      '30',
+      '--json',
+      '--quiet',
+    ]);
+    expect(await load.exited).toBe(0);
+    const summary = JSON.parse(load.output.trim().split('\n').at(-1) as string) as Record<
+      string,
+      number
+    >;
+    expect(summary.sent).toBe(600);
+    expect(summary.rejected_503).toBeGreaterThan(0);
+    expect(summary.ok_200).toBeGreaterThan(0);
+    expect(summary.other_errors).toBe(0);
+    expect(summary.ok_200 + summary.rejected_503).toBe(summary.sent);
+    const rejections = await metricValue(sys.url, 'dynamo_frontend_model_rejection_total', {
+      model: MODEL,
+      endpoint: 'chat_completions',
+    });
+    expect(rejections).toBe(summary.rejected_503);
+    // The load is over and drained: the caches empty and requests are admitted again.
+    await waitFor(
+      async () => (await chat(sys.url)).status === 200,
+      'admission after the load',
+      30_000,
     );
-    try {
-      const load = AppProcess.start('loadgen', [
-        '--url',
-        sys.url,
-        '--rate',
-        '150',
-        '--duration',
-        '4',
-        '--prompt-tokens',
-        '200',
-        '--max-tokens',
-        '100',
-        '--drain-timeout',
-        '30',
-        '--json',
-        '--quiet',
-      ]);
-      expect(await load.exited).toBe(0);
-      const summary = JSON.parse(load.output.trim().split('\n').at(-1) as string) as Record<
-        string,
-        number
-      >;
-      expect(summary.sent).toBe(600);
-      expect(summary.rejected_503).toBeGreaterThan(0);
-      expect(summary.ok_200).toBeGreaterThan(0);
-      expect(summary.other_errors).toBe(0);
-      expect(summary.ok_200 + summary.rejected_503).toBe(summary.sent);
-      const rejections = await metricValue(sys.url, 'dynamo_frontend_model_rejection_total', {
-        model: MODEL,
-        endpoint: 'chat_completions',
-      });
-      expect(rejections).toBe(summary.rejected_503);
-      // The load is over and drained: the caches empty and requests are admitted again.
-      await waitFor(
-        async () => (await chat(sys.url)).status === 200,
-        'admission after the load',
-        10000,
-      );
-      for (let i = 0; i < 5; i++) expect((await chat(sys.url)).status).toBe(200);
-    } finally {
-      await sys.proc.stop();
-    }
+    for (let i = 0; i < 5; i++) expect((await chat(sys.url)).status).toBe(200);
   });
 });

@@ -1,8 +1,9 @@
 import { chat, metricValue } from './support/http';
 import { Heartbeat, health, NatsServer } from './support/nats-server';
 import {
-  AppProcess,
   freePort,
+  Proc,
+  spawnApp,
   startWorker,
   tempDataDir,
   uniqueNamespace,
@@ -17,7 +18,7 @@ import {
  */
 describe('NATS unreachable when the frontend starts', () => {
   let nats: NatsServer;
-  let fe: AppProcess;
+  let fe: Proc;
   let worker: WorkerProcess;
   let beat: Heartbeat | undefined;
   let url: string;
@@ -29,7 +30,7 @@ describe('NATS unreachable when the frontend starts', () => {
     worker = await startWorker();
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
-    fe = AppProcess.start('frontend', [
+    fe = spawnApp('frontend', [
       ...['--http-host', '127.0.0.1', '--http-port', String(port)],
       ...['--nats-url', nats.url, '--namespace', ns, '--data-dir', tempDataDir()],
     ]);

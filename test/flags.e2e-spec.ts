@@ -1,4 +1,4 @@
-import { AppProcess } from './support/processes';
+import { spawnApp } from './support/processes';
 
 /** Contract §2: an invalid value for any flag exits with code 2 and names the flag and value. */
 describe('frontend flag validation', () => {
@@ -22,7 +22,7 @@ describe('frontend flag validation', () => {
   it.each(cases)(
     'rejects %s %s with exit code 2, naming the flag and the value',
     async (flag, value) => {
-      const proc = AppProcess.start('frontend', [flag, value]);
+      const proc = spawnApp('frontend', [flag, value]);
       expect(await proc.exited).toBe(2);
       const firstLine = proc.output.split('\n')[0];
       expect(firstLine).toContain(flag);
@@ -32,27 +32,27 @@ describe('frontend flag validation', () => {
   );
 
   it('rejects an unknown flag with exit code 2, naming it', async () => {
-    const proc = AppProcess.start('frontend', ['--no-such-flag', '1']);
+    const proc = spawnApp('frontend', ['--no-such-flag', '1']);
     expect(await proc.exited).toBe(2);
     expect(proc.output).toContain('--no-such-flag');
   });
 
   it('reads the same flags from SLUICE_* environment variables', async () => {
-    const proc = AppProcess.start('frontend', [], { SLUICE_ROUTER_MODE: 'sideways' });
+    const proc = spawnApp('frontend', [], { env: { SLUICE_ROUTER_MODE: 'sideways' } });
     expect(await proc.exited).toBe(2);
     expect(proc.output).toContain('SLUICE_ROUTER_MODE');
     expect(proc.output).toContain("'sideways'");
   });
 
   it('validates worker flags the same way', async () => {
-    const proc = AppProcess.start('worker', ['--kv-total-blocks', 'lots']);
+    const proc = spawnApp('worker', ['--kv-total-blocks', 'lots']);
     expect(await proc.exited).toBe(2);
     expect(proc.output).toContain('--kv-total-blocks');
     expect(proc.output).toContain("'lots'");
   });
 
   it('validates flags given to npm start (the embedded system)', async () => {
-    const proc = AppProcess.start('embedded', ['--admission-control', 'sometimes']);
+    const proc = spawnApp('embedded', ['--admission-control', 'sometimes']);
     expect(await proc.exited).toBe(2);
     expect(proc.output).toContain('--admission-control');
   });

@@ -1,17 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { kvReport } from '@sluice/testkit';
-import { MODEL, TestBus } from './support/bus';
-import { createTestDatabase } from './support/database';
+import { MODEL } from './support/bus';
+import { createTestDatabase, TestDatabase } from './support/database';
+import { useSystem } from './support/fixtures';
 import { chat } from './support/http';
-import {
-  AppProcess,
-  FrontendProcess,
-  startFrontend,
-  startWorker,
-  waitFor,
-  WorkerProcess,
-} from './support/processes';
+import { spawnApp, waitFor } from './support/processes';
 
 /**
  * deploy/grafana/sluice-dashboard.json and deploy/prometheus/alerts.yml query metrics by name; a
@@ -200,43 +194,32 @@ describe('metric names used by the Grafana dashboard and the alert rules', () =>
 
 describe('a running frontend exports every metric the dashboard and the alerts query', () => {
   const BUSY_MODEL = 'test/always-busy';
-  let bus: TestBus;
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let worker: WorkerProcess;
-  let fe: FrontendProcess;
-
+  let db: TestDatabase;
   beforeAll(async () => {
-    bus = await TestBus.connect();
     // PostgreSQL migrated by the migrate app, as the container entry point does.
     db = await createTestDatabase('dashboard');
-    const migrate = AppProcess.start('migrate', ['run'], { SLUICE_DATABASE_URL: db.url() });
+    const migrate = spawnApp('migrate', ['run'], { env: { SLUICE_DATABASE_URL: db.url() } });
     expect(await migrate.exited).toBe(0);
-    // Real timing (speedup 1), so a request is still in flight when the next ones arrive.
-    worker = await startWorker(['--speedup', '1']);
-    fe = await startFrontend([
-      '--database-url',
-      db.url(),
-      '--admission-control',
-      'token-capacity',
-      '--active-decode-blocks-threshold',
-      '0.5',
-      // Queue a request while the worker has any prompt token in flight from this frontend.
-      '--router-queue-threshold',
-      '0',
-    ]);
   });
-
-  afterAll(async () => {
-    await Promise.all([fe?.proc.stop(), worker?.proc.stop()]);
-    await Promise.all([bus?.close(), db?.drop()]);
+  afterAll(() => db?.drop());
+  // Real timing (speedup 1), so a request is still in flight when the next ones arrive.
+  const sys = useSystem({
+    bus: true,
+    workers: [['--speedup', '1']],
+    frontend: () => [
+      ...['--database-url', db.url()],
+      ...['--admission-control', 'token-capacity', '--active-decode-blocks-threshold', '0.5'],
+      // Queue a request while the worker has any prompt token in flight from this frontend.
+      ...['--router-queue-threshold', '0'],
+    ],
   });
 
   it('after a load report, an invalid report, and admitted, queued and rejected requests', async () => {
     // With num_requests_waiting, which the contract leaves optional: its gauge has a series.
-    bus.raw(fe.namespace, 'kv_metrics', {
+    sys.bus.raw(sys.fe.namespace, 'kv_metrics', {
       ...kvReport({
         worker_id: 'w-free',
-        endpoint: worker.url,
+        endpoint: sys.worker.url,
         active_decode_blocks: 0,
         kv_total_blocks: 100,
         active_prefill_tokens: 0,
@@ -244,25 +227,25 @@ describe('a running frontend exports every metric the dashboard and the alerts q
       }),
       num_requests_waiting: 0,
     });
-    bus.report(fe.namespace, {
+    sys.bus.report(sys.fe.namespace, {
       worker_id: 'w-busy',
       model: BUSY_MODEL,
       endpoint: 'http://127.0.0.1:9',
       active_decode_blocks: 90,
       kv_total_blocks: 100,
     });
-    bus.raw(fe.namespace, 'kv_metrics', new TextEncoder().encode('{"worker_id": '));
-    await bus.flush();
+    sys.bus.raw(sys.fe.namespace, 'kv_metrics', new TextEncoder().encode('{"worker_id": '));
+    await sys.bus.flush();
     await waitFor(async () => {
-      const text = await (await fetch(`${fe.url}/v1/models`)).text();
+      const text = await (await fetch(`${sys.fe.url}/v1/models`)).text();
       return text.includes(MODEL) && text.includes(BUSY_MODEL);
     }, 'both models listed');
 
-    expect((await chat(fe.url, { model: BUSY_MODEL })).status).toBe(503);
-    const admitted = await Promise.all([1, 2, 3].map(() => chat(fe.url, { max_tokens: 16 })));
+    expect((await chat(sys.fe.url, { model: BUSY_MODEL })).status).toBe(503);
+    const admitted = await Promise.all([1, 2, 3].map(() => chat(sys.fe.url, { max_tokens: 16 })));
     expect(admitted.map((a) => a.status)).toEqual([200, 200, 200]);
 
-    const exported = sampleNames(await (await fetch(`${fe.url}/metrics`)).text());
+    const exported = sampleNames(await (await fetch(`${sys.fe.url}/metrics`)).text());
     const missing = (names: string[]): string[] =>
       names.filter((name) => !NOT_FROM_FRONTEND.has(name) && !exported.has(name));
     expect(dashboardMetrics.length).toBeGreaterThanOrEqual(CONTRACT_METRICS.length);

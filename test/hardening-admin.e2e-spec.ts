@@ -1,11 +1,6 @@
-import { createTestDatabase, queryRows } from './support/database';
-import {
-  AppProcess,
-  FrontendProcess,
-  startFrontend,
-  uniqueNamespace,
-  waitFor,
-} from './support/processes';
+import { queryRows } from './support/database';
+import { useSystem } from './support/fixtures';
+import { FrontendProcess, waitFor } from './support/processes';
 import { httpBytes, rawRequest } from './support/raw-http';
 import { TcpProxy } from './support/tcp-proxy';
 
@@ -24,17 +19,25 @@ interface ErrorBody {
  * without a valid admin token never read the database's error text.
  */
 describe('admin API hardening', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
   let proxy: TcpProxy;
-  let open: FrontendProcess;
-  let guarded: FrontendProcess;
+  beforeAll(async () => {
+    proxy = await TcpProxy.start(5432);
+  });
+  afterAll(() => proxy?.close());
+  const openSys = useSystem({
+    database: 'hadm',
+    frontend: (s) => ['--database-url', s.db.url(proxy.port)],
+  });
+  const guardedSys = useSystem({
+    frontend: () => ['--database-url', openSys.db.url(proxy.port), '--admin-token', `ops:${TOKEN}`],
+  });
 
   const port = (fe: FrontendProcess) => Number(new URL(fe.url).port);
   const auditRows = async (model: string) =>
     Number(
       (
         await queryRows<{ n: string }>(
-          db.url(),
+          openSys.db.url(),
           'SELECT count(*) AS n FROM threshold_audit WHERE model = $1',
           [model],
         )
@@ -54,27 +57,9 @@ describe('admin API hardening', () => {
     rawRequest(port(fe), httpBytes('GET', '/busy_threshold/audit', headers));
   const errorBody = (body: string): ErrorBody => JSON.parse(body) as ErrorBody;
 
-  beforeAll(async () => {
-    db = await createTestDatabase('hadm');
-    proxy = await TcpProxy.start(5432);
-    const migrate = AppProcess.start('migrate', ['run', '--database-url', db.url()]);
-    expect(await migrate.exited).toBe(0);
-    open = await startFrontend(['--database-url', db.url(proxy.port)], uniqueNamespace('hadm'));
-    guarded = await startFrontend(
-      ['--database-url', db.url(proxy.port), '--admin-token', `ops:${TOKEN}`],
-      uniqueNamespace('hadm'),
-    );
-  }, 120_000);
-
-  afterAll(async () => {
-    await Promise.all([open?.proc.stop(), guarded?.proc.stop()]);
-    await proxy?.close();
-    await db?.drop();
-  });
-
   describe('item 8: loopback writes behind a proxy (no admin token configured)', () => {
     it('accepts a plain loopback write', async () => {
-      const res = await write(open, 'proxy/plain');
+      const res = await write(openSys.fe, 'proxy/plain');
       expect(res.status).toBe(200);
       expect(await auditRows('proxy/plain')).toBe(1);
     });
@@ -85,7 +70,7 @@ describe('admin API hardening', () => {
       ['Via', '1.1 sidecar'],
     ])('refuses a loopback write that carries %s (403, nothing stored)', async (name, value) => {
       const model = `proxy/${name.toLowerCase()}`;
-      const res = await write(open, model, [[name, value]]);
+      const res = await write(openSys.fe, model, [[name, value]]);
       expect(res.status).toBe(403);
       expect(res.headers['content-type']).toBe('application/json');
       const body = errorBody(res.body);
@@ -93,7 +78,7 @@ describe('admin API hardening', () => {
       expect(body.message).toMatch(/proxy/i);
       expect(await auditRows(model)).toBe(0);
       const read = (await (
-        await fetch(`${open.url}/busy_threshold`, {
+        await fetch(`${openSys.fe.url}/busy_threshold`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ model }),
@@ -103,7 +88,7 @@ describe('admin API hardening', () => {
     });
 
     it('still lets a token holder write through a proxy', async () => {
-      const res = await write(guarded, 'proxy/token', [
+      const res = await write(guardedSys.fe, 'proxy/token', [
         ['Authorization', `Bearer ${TOKEN}`],
         ['X-Forwarded-For', '203.0.113.7'],
       ]);
@@ -117,7 +102,7 @@ describe('admin API hardening', () => {
     afterAll(() => proxy.restore());
 
     it('answers an anonymous loopback write with a generic 503 and logs the cause', async () => {
-      const res = await write(open, 'dbdown/anon');
+      const res = await write(openSys.fe, 'dbdown/anon');
       expect(res.status).toBe(503);
       expect(errorBody(res.body)).toEqual({
         message: GENERIC,
@@ -125,13 +110,16 @@ describe('admin API hardening', () => {
         code: 503,
       });
       await waitFor(
-        () => /threshold change for 'dbdown\/anon' by anonymous failed: \S/.test(open.proc.output),
+        () =>
+          /threshold change for 'dbdown\/anon' by anonymous failed: \S/.test(
+            openSys.fe.proc.output,
+          ),
         'the cause in the log',
       );
     });
 
     it('answers an unauthenticated audit read with a generic 503 and logs the cause', async () => {
-      for (const fe of [open, guarded]) {
+      for (const fe of [openSys.fe, guardedSys.fe]) {
         const res = await audit(fe);
         expect(res.status).toBe(503);
         expect(errorBody(res.body)).toEqual({
@@ -141,15 +129,17 @@ describe('admin API hardening', () => {
         });
         await waitFor(() => /threshold audit read failed: \S/.test(fe.proc.output), 'logged');
       }
-      const wrong = await audit(guarded, [['Authorization', 'Bearer not-the-token']]);
+      const wrong = await audit(guardedSys.fe, [['Authorization', 'Bearer not-the-token']]);
       expect(errorBody(wrong.body).message).toBe(GENERIC);
     });
 
     it('gives the cause to a caller with a valid admin token', async () => {
-      const read = await audit(guarded, [['Authorization', `Bearer ${TOKEN}`]]);
+      const read = await audit(guardedSys.fe, [['Authorization', `Bearer ${TOKEN}`]]);
       expect(read.status).toBe(503);
       expect(errorBody(read.body).message).toMatch(new RegExp(`^${GENERIC}: \\S`));
-      const res = await write(guarded, 'dbdown/admin', [['Authorization', `Bearer ${TOKEN}`]]);
+      const res = await write(guardedSys.fe, 'dbdown/admin', [
+        ['Authorization', `Bearer ${TOKEN}`],
+      ]);
       expect(res.status).toBe(503);
       expect(errorBody(res.body).message).toMatch(new RegExp(`^${GENERIC}: \\S`));
     });

@@ -1,15 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { MODEL } from './support/bus';
+import { useSystem } from './support/fixtures';
 import { Answer, chat, post } from './support/http';
-import {
-  FrontendProcess,
-  NATS_URL,
-  startFrontend,
-  startWorker,
-  uniqueNamespace,
-  waitFor,
-  WorkerProcess,
-} from './support/processes';
+import { waitFor } from './support/processes';
 
 /** The default body limit (16 MiB), less room for the wrapper around the repeated part. */
 const SIZE = 16 * 1024 * 1024 - 4096;
@@ -101,28 +94,24 @@ function expectOk(res: Answer): void {
  * its NATS reports; RSS from /proc (Linux).
  */
 describe('memory of one request (contract §9)', () => {
-  let worker: WorkerProcess;
-  let fe: FrontendProcess;
+  // A KV cache large enough to hold a 10 MB prompt: the worker refuses (400) what it cannot.
+  const sys = useSystem({
+    workers: [['--kv-total-blocks', '1000000']],
+    reporting: true,
+    frontend: [],
+    serving: true,
+  });
   let pid: number;
   const rises: Record<string, number> = {};
   const statuses: Record<string, number> = {};
 
   beforeAll(async () => {
-    const namespace = uniqueNamespace('mem');
-    // A KV cache large enough to hold a 10 MB prompt: the worker refuses (400) what it cannot.
-    worker = await startWorker([
-      ...['--nats-url', NATS_URL, '--namespace', namespace],
-      ...['--kv-total-blocks', '1000000'],
-    ]);
-    fe = await startFrontend([], namespace);
-    pid = fe.proc.child.pid as number;
-    await waitFor(async () => (await chat(fe.url)).status === 200, 'worker known to the frontend');
+    pid = sys.fe.proc.pid;
     // Warm the heap and the JIT with ordinary traffic, so the first measurement is not start-up.
-    for (let i = 0; i < 20; i++) await chat(fe.url);
+    for (let i = 0; i < 20; i++) await chat(sys.fe.url);
   }, 120_000);
 
-  afterAll(async () => {
-    await Promise.all([fe?.proc.stop(), worker?.proc.stop()]);
+  afterAll(() => {
     console.log(
       `peak RSS rise (MiB): ${JSON.stringify(rises)}; status: ${JSON.stringify(statuses)}`,
     );
@@ -135,12 +124,15 @@ describe('memory of one request (contract §9)', () => {
       const body = make();
       expect(body.length).toBeGreaterThan(SIZE - 1024);
       let res: Answer | undefined;
-      const rise = await peakRise(pid, async () => (res = await post(`${fe.url}${path}`, body)));
+      const rise = await peakRise(
+        pid,
+        async () => (res = await post(`${sys.fe.url}${path}`, body)),
+      );
       rises[shape] = Math.round(rise);
       statuses[shape] = (res as Answer).status;
       expectClientError(res as Answer);
       expect(rise).toBeLessThan(ONE_MB);
-      expect((await chat(fe.url)).status).toBe(200);
+      expect((await chat(sys.fe.url)).status).toBe(200);
     },
     120_000,
   );
@@ -155,18 +147,18 @@ describe('memory of one request (contract §9)', () => {
     const bodies = shapes.map((s) => [HOSTILE[s][0], HOSTILE[s][1]()] as const);
     let answers: Answer[] = [];
     const rise = await peakRise(pid, async () => {
-      answers = await Promise.all(bodies.map(([path, body]) => post(`${fe.url}${path}`, body)));
+      answers = await Promise.all(bodies.map(([path, body]) => post(`${sys.fe.url}${path}`, body)));
     });
     rises['four at once'] = Math.round(rise);
     answers.forEach(expectClientError);
     expect(rise).toBeLessThan(FOUR_MB);
-    expect((await chat(fe.url)).status).toBe(200);
+    expect((await chat(sys.fe.url)).status).toBe(200);
   }, 120_000);
 
   it('still serves large legitimate bodies: a 10 MB prompt, 300k token ids, a long history', async () => {
     // The worker may still be busy with a hostile body an earlier frontend let through.
-    await waitFor(async () => (await chat(fe.url)).status === 200, 'frontend serving', 60_000);
-    const prompt = await post(`${fe.url}/v1/completions`, {
+    await waitFor(async () => (await chat(sys.fe.url)).status === 200, 'frontend serving', 60_000);
+    const prompt = await post(`${sys.fe.url}/v1/completions`, {
       model: MODEL,
       prompt: 'lorem ipsum dolor sit amet '.repeat(Math.ceil(10e6 / 27)),
       max_tokens: 1,
@@ -175,7 +167,7 @@ describe('memory of one request (contract §9)', () => {
     const ids = Array.from({ length: 300 }, (_, j) =>
       Array.from({ length: 1000 }, (_, i) => (i * 7919 + j) % 50000),
     );
-    const embeddings = await post(`${fe.url}/v1/embeddings`, { model: MODEL, input: ids });
+    const embeddings = await post(`${sys.fe.url}/v1/embeddings`, { model: MODEL, input: ids });
     expectOk(embeddings);
     const history = Array.from({ length: 20000 }, (_, i) => ({
       role: i % 2 === 0 ? 'user' : 'assistant',
@@ -195,7 +187,7 @@ describe('memory of one request (contract §9)', () => {
         },
       },
     ];
-    const chatRes = await post(`${fe.url}/v1/chat/completions`, {
+    const chatRes = await post(`${sys.fe.url}/v1/chat/completions`, {
       model: MODEL,
       messages: history,
       tools,

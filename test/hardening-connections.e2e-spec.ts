@@ -1,8 +1,9 @@
 import { connect, Socket } from 'node:net';
-import { MODEL, TestBus } from './support/bus';
+import { MODEL } from './support/bus';
 import { FakeWorker, sleep } from './support/fake-worker';
+import { useSystem } from './support/fixtures';
 import { chat } from './support/http';
-import { FrontendProcess, startFrontend, waitFor } from './support/processes';
+import { waitFor } from './support/processes';
 
 /** How long a test waits for the frontend to close a socket: generous, not a timing goal. */
 const CLOSE_DEADLINE_MS = 20_000;
@@ -33,14 +34,13 @@ function open(port: number): Watched {
  * short `--idle-timeout-ms`. Each case waits for the close with a generous deadline.
  */
 describe('idle and slow connections (--idle-timeout-ms)', () => {
-  let fe: FrontendProcess;
+  const sys = useSystem({ bus: true, frontend: ['--idle-timeout-ms', String(IDLE_TIMEOUT_MS)] });
   let port: number;
-  let bus: TestBus;
   let slowWorker: FakeWorker;
   const sockets: Socket[] = [];
 
   beforeAll(async () => {
-    bus = await TestBus.connect();
+    port = sys.fe.port;
     // Streams an answer for several idle timeouts, with pauses longer than one between events.
     slowWorker = await FakeWorker.start(async (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -50,16 +50,11 @@ describe('idle and slow connections (--idle-timeout-ms)', () => {
       }
       res.end('data: [DONE]\n\n');
     });
-    fe = await startFrontend(['--idle-timeout-ms', String(IDLE_TIMEOUT_MS)]);
-    port = Number(new URL(fe.url).port);
-    // startFrontend alone may take 60 s on a loaded machine: more than the default hook timeout.
-  }, 180_000);
+  });
 
   afterAll(async () => {
     for (const s of sockets) s.destroy();
-    await fe?.proc.stop();
     await slowWorker?.stop();
-    await bus?.close();
   });
 
   function watch(): Watched {
@@ -70,7 +65,7 @@ describe('idle and slow connections (--idle-timeout-ms)', () => {
 
   it('closes a connection that sends nothing, while another connection is answered', async () => {
     const idle = watch();
-    const normal = await fetch(`${fe.url}/v1/models`);
+    const normal = await fetch(`${sys.fe.url}/v1/models`);
     expect(normal.status).toBe(200);
     expect(await idle.closed).toBe('closed');
   });
@@ -83,7 +78,7 @@ describe('idle and slow connections (--idle-timeout-ms)', () => {
       if (!trickler.socket.destroyed) trickler.socket.write(`X-Drip-${n++}: x\r\n`);
     }, 100);
     try {
-      const normal = await fetch(`${fe.url}/v1/models`);
+      const normal = await fetch(`${sys.fe.url}/v1/models`);
       expect(normal.status).toBe(200);
       expect(await trickler.closed).toBe('closed');
     } finally {
@@ -101,9 +96,9 @@ describe('idle and slow connections (--idle-timeout-ms)', () => {
   });
 
   it('never cuts a streaming answer in progress, however long its pauses', async () => {
-    bus.report(fe.namespace, { worker_id: 'slow', endpoint: slowWorker.url });
-    await waitFor(() => modelListed(fe.url), 'model listed');
-    const answer = await chat(fe.url, { stream: true });
+    sys.bus.report(sys.fe.namespace, { worker_id: 'slow', endpoint: slowWorker.url });
+    await waitFor(() => modelListed(sys.fe.url), 'model listed');
+    const answer = await chat(sys.fe.url, { stream: true });
     expect(answer.status).toBe(200);
     expect(answer.text).toContain('data: {"n":3}');
     expect(answer.text).toContain('data: [DONE]');

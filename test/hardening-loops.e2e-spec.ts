@@ -1,6 +1,7 @@
-import { MODEL, TestBus } from './support/bus';
+import { MODEL } from './support/bus';
+import { useSystem } from './support/fixtures';
 import { chat, metricValue } from './support/http';
-import { FrontendProcess, startFrontend, waitFor } from './support/processes';
+import { waitFor } from './support/processes';
 
 const INVALID = 'dynamo_frontend_kv_metrics_invalid_total';
 const REQUESTS = 'dynamo_frontend_requests_total';
@@ -21,42 +22,30 @@ async function total(url: string, name: string): Promise<number> {
  * `x-sluice-hop` header) is answered with the loop error instead of being proxied again.
  */
 describe('request loops through frontends', () => {
-  let bus: TestBus;
-  let a: FrontendProcess;
-  let b: FrontendProcess;
-
-  beforeAll(async () => {
-    bus = await TestBus.connect();
-    [a, b] = await Promise.all([startFrontend(), startFrontend()]);
-    // startFrontend alone may take 60 s on a loaded machine: more than the default hook timeout.
-  }, 180_000);
-
-  afterAll(async () => {
-    await Promise.all([a?.proc.stop(), b?.proc.stop()]);
-    await bus?.close();
-  });
+  const a = useSystem({ bus: true, frontend: [] });
+  const b = useSystem({ frontend: [] });
 
   it("refuses reports whose endpoint is the frontend's own listen address (counted, model stays unknown)", async () => {
-    const port = new URL(a.url).port;
-    const before = (await metricValue(a.url, INVALID)) ?? 0;
+    const port = new URL(a.fe.url).port;
+    const before = (await metricValue(a.fe.url, INVALID)) ?? 0;
     const own = [`http://127.0.0.1:${port}`, `http://localhost:${port}/`, `http://0.0.0.0:${port}`];
     own.forEach((endpoint, i) =>
-      bus.report(a.namespace, { worker_id: `self-${i}`, endpoint, model: 'self/model' }),
+      a.bus.report(a.fe.namespace, { worker_id: `self-${i}`, endpoint, model: 'self/model' }),
     );
     await waitFor(
-      async () => ((await metricValue(a.url, INVALID)) ?? 0) >= before + own.length,
+      async () => ((await metricValue(a.fe.url, INVALID)) ?? 0) >= before + own.length,
       'own-endpoint reports counted as invalid',
     );
-    const answer = await chat(a.url, { model: 'self/model' });
+    const answer = await chat(a.fe.url, { model: 'self/model' });
     expect(answer.status).toBe(404);
     expect(answer.json).toMatchObject({ type: 'not_found', code: 404 });
-    expect(a.proc.output).toMatch(/own listen address/);
+    expect(a.fe.proc.output).toMatch(/own listen address/);
   });
 
   it('answers a loop between two frontends with the loop error, not a request storm', async () => {
     // Each frontend believes the other is a worker of the model.
-    bus.report(a.namespace, { worker_id: 'frontend-b', endpoint: b.url });
-    bus.report(b.namespace, { worker_id: 'frontend-a', endpoint: a.url });
+    a.bus.report(a.fe.namespace, { worker_id: 'frontend-b', endpoint: b.fe.url });
+    a.bus.report(b.fe.namespace, { worker_id: 'frontend-a', endpoint: a.fe.url });
     const listed = async (url: string): Promise<boolean> => {
       const list = (await (await fetch(`${url}/v1/models`)).json()) as {
         data: Array<{ id: string }>;
@@ -64,12 +53,12 @@ describe('request loops through frontends', () => {
       return list.data.some((m) => m.id === MODEL);
     };
     await waitFor(
-      async () => (await listed(a.url)) && (await listed(b.url)),
+      async () => (await listed(a.fe.url)) && (await listed(b.fe.url)),
       'model listed on both',
     );
-    const [aBefore, bBefore] = [await total(a.url, REQUESTS), await total(b.url, REQUESTS)];
+    const [aBefore, bBefore] = [await total(a.fe.url, REQUESTS), await total(b.fe.url, REQUESTS)];
 
-    const answer = await chat(a.url);
+    const answer = await chat(a.fe.url);
     expect(answer.status).toBe(502);
     expect(answer.json).toEqual({
       message: expect.stringMatching(/loop/i) as unknown,
@@ -78,13 +67,13 @@ describe('request loops through frontends', () => {
     });
 
     // B answered the hop itself with 508: one request each, no storm.
-    expect(await total(a.url, REQUESTS)).toBe(aBefore + 1);
-    expect(await total(b.url, REQUESTS)).toBe(bBefore + 1);
+    expect(await total(a.fe.url, REQUESTS)).toBe(aBefore + 1);
+    expect(await total(b.fe.url, REQUESTS)).toBe(bBefore + 1);
   });
 
   it('answers a request that already carries the hop header with 508 and the JSON error body', async () => {
-    bus.report(b.namespace, { worker_id: 'frontend-a', endpoint: a.url });
-    const res = await fetch(`${b.url}/v1/chat/completions`, {
+    a.bus.report(b.fe.namespace, { worker_id: 'frontend-a', endpoint: a.fe.url });
+    const res = await fetch(`${b.fe.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-sluice-hop': '1' },
       body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }),

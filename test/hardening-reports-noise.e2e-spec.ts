@@ -1,5 +1,5 @@
-import { TestBus } from './support/bus';
-import { FrontendProcess, startFrontend, uniqueNamespace, waitFor } from './support/processes';
+import { useSystem } from './support/fixtures';
+import { waitFor } from './support/processes';
 
 const FLIPS = 200;
 const BUSY = 95;
@@ -15,41 +15,30 @@ const transitionLines = (output: string, workerId: string): string[] =>
  * report. Lines about one worker are rate-limited and the next line says how many were left out.
  */
 describe('busy/free log lines of a hovering worker', () => {
-  let bus: TestBus;
-  let fe: FrontendProcess;
-
-  beforeAll(async () => {
-    bus = await TestBus.connect();
-    fe = await startFrontend(['--active-decode-blocks-threshold', '0.9'], uniqueNamespace('hrn'));
-  }, 90_000);
-
-  afterAll(async () => {
-    await bus?.close();
-    await fe?.proc.stop();
-  });
+  const sys = useSystem({ bus: true, frontend: ['--active-decode-blocks-threshold', '0.9'] });
 
   it(`writes a bounded number of lines for ${FLIPS} busy/free flips and reports the rest`, async () => {
     const id = 'hover-1';
     for (let i = 0; i < FLIPS; i++) {
-      bus.report(fe.namespace, {
+      sys.bus.report(sys.fe.namespace, {
         worker_id: id,
         endpoint: 'http://127.0.0.1:9',
         active_decode_blocks: i % 2 === 0 ? BUSY : FREE,
       });
-      await bus.flush();
+      await sys.bus.flush();
     }
     // The last report left the worker free; its state is what /metrics shows.
     await waitFor(async () => {
-      const text = await (await fetch(`${fe.url}/metrics`)).text();
+      const text = await (await fetch(`${sys.fe.url}/metrics`)).text();
       return text.includes(`worker_id="${id}"} 0`);
     }, 'last report applied');
     // The suppressed transitions are summed up in a line once the window has passed.
     const summary = await waitFor(
-      () => /\((\d+) more transitions? suppressed\)/.exec(fe.proc.output) ?? undefined,
+      () => /\((\d+) more transitions? suppressed\)/.exec(sys.fe.proc.output) ?? undefined,
       'a line with the suppressed count',
       20_000,
     );
-    const lines = transitionLines(fe.proc.output, id);
+    const lines = transitionLines(sys.fe.proc.output, id);
     process.stdout.write(`${lines.length} lines for ${FLIPS} transitions\n`);
     expect(lines.length).toBeLessThanOrEqual(5);
     expect(Number(summary[1])).toBeGreaterThanOrEqual(FLIPS - 5);

@@ -1,13 +1,6 @@
-import { TestBus } from './support/bus';
+import { useSystem } from './support/fixtures';
 import { metricValue } from './support/http';
-import {
-  AppProcess,
-  freePort,
-  FrontendProcess,
-  NATS_URL,
-  uniqueNamespace,
-  waitFor,
-} from './support/processes';
+import { spawnApp, waitFor } from './support/processes';
 import { rssMiB } from './support/proc';
 
 /** Ranks the frontend may track; each flooded worker reports one rank of 1024. */
@@ -24,76 +17,57 @@ const HEAP_MB = 384;
 const INVALID = 'dynamo_frontend_kv_metrics_invalid_total';
 const REFUSED = 'sluice_frontend_kv_metrics_refused_total';
 
-async function startFrontend(env: NodeJS.ProcessEnv): Promise<FrontendProcess> {
-  const port = await freePort();
-  const namespace = uniqueNamespace('hrr');
-  const url = `http://127.0.0.1:${port}`;
-  const proc = AppProcess.start(
-    'frontend',
-    [
-      ...['--http-host', '127.0.0.1', '--http-port', String(port)],
-      ...['--nats-url', NATS_URL, '--namespace', namespace],
-      ...['--active-decode-blocks-threshold', '0.9'],
-      // No worker expires during the flood, so the cap alone decides what is tracked.
-      ...['--worker-ttl-ms', '600000'],
-    ],
-    { NODE_OPTIONS: `--max-old-space-size=${HEAP_MB}`, ...env },
-  );
-  await proc.waitForOutput(/frontend listening on/, 60_000);
-  await waitFor(async () => (await fetch(`${url}/health`)).status === 200, 'frontend /health 200');
-  return { proc, url, namespace };
-}
-
 /**
  * Issue 11 item 3: the tracked-worker cap did not cap memory, because every worker allocated a
  * slot per dp_size rank. Tracking is capped by ranks reported (`--max-tracked-ranks`, here set
  * through its environment variable) and storage is sized by the ranks reported.
  */
 describe('memory of load reports (dp_size 1024 flood)', () => {
-  let bus: TestBus;
-  let fe: FrontendProcess;
-
-  beforeAll(async () => {
-    bus = await TestBus.connect();
-    fe = await startFrontend({ SLUICE_MAX_TRACKED_RANKS: String(MAX_RANKS) });
-  }, 90_000);
-
-  afterAll(async () => {
-    await bus?.close();
-    await fe?.proc.stop();
+  const sys = useSystem({
+    bus: true,
+    frontend: [
+      '--active-decode-blocks-threshold',
+      '0.9',
+      // No worker expires during the flood, so the cap alone decides what is tracked.
+      ...['--worker-ttl-ms', '600000'],
+    ],
+    env: {
+      NODE_OPTIONS: `--max-old-space-size=${HEAP_MB}`,
+      SLUICE_MAX_TRACKED_RANKS: String(MAX_RANKS),
+    },
   });
 
   it('keeps RSS bounded and refuses (and counts) reports past the rank cap', async () => {
-    const pid = fe.proc.child.pid as number;
+    const pid = sys.fe.proc.child.pid as number;
     const before = rssMiB(pid);
     let peak = before;
     const received = async () =>
-      (await metricValue(fe.url, 'sluice_frontend_kv_metrics_received_total')) ?? 0;
+      (await metricValue(sys.fe.url, 'sluice_frontend_kv_metrics_received_total')) ?? 0;
     for (let i = 0; i < FLOOD; i++) {
-      bus.report(fe.namespace, {
+      sys.bus.report(sys.fe.namespace, {
         worker_id: `dp-${i}`,
         endpoint: `http://127.0.0.1:9/${i}`,
         dp_rank: 0,
         dp_size: DP_SIZE,
       });
       if (i % 5000 === 4999) {
-        await bus.flush();
+        await sys.bus.flush();
         peak = Math.max(peak, rssMiB(pid));
       }
     }
-    await bus.flush();
+    await sys.bus.flush();
     await waitFor(async () => (await received()) >= FLOOD, 'flood received', 60_000, 200);
     peak = Math.max(peak, rssMiB(pid));
     process.stdout.write(
       `RSS before ${before.toFixed(0)} MiB, peak ${peak.toFixed(0)} MiB after ${FLOOD} workers\n`,
     );
 
-    expect(fe.proc.child.exitCode).toBeNull();
+    expect(sys.fe.proc.child.exitCode).toBeNull();
     expect(peak - before).toBeLessThan(RSS_RISE_LIMIT_MIB);
-    expect(await metricValue(fe.url, REFUSED, { reason: 'rank_cap' })).toBe(FLOOD - MAX_RANKS);
-    expect(await metricValue(fe.url, INVALID)).toBe(FLOOD - MAX_RANKS);
+    expect(await metricValue(sys.fe.url, REFUSED, { reason: 'rank_cap' })).toBe(FLOOD - MAX_RANKS);
+    expect(await metricValue(sys.fe.url, INVALID)).toBe(FLOOD - MAX_RANKS);
     // /metrics walks the reported ranks only: one series per tracked worker.
-    const text = await (await fetch(`${fe.url}/metrics`)).text();
+    const text = await (await fetch(`${sys.fe.url}/metrics`)).text();
     const decode = text
       .split('\n')
       .filter((l) => l.startsWith('dynamo_frontend_worker_active_decode_blocks{'));
@@ -103,7 +77,7 @@ describe('memory of load reports (dp_size 1024 flood)', () => {
 
   it('refuses an invalid --max-tracked-ranks at start, naming the flag', async () => {
     for (const bad of ['0', '-1', '1.5', 'lots']) {
-      const proc = AppProcess.start('frontend', ['--max-tracked-ranks', bad]);
+      const proc = spawnApp('frontend', ['--max-tracked-ranks', bad]);
       expect(await proc.exited).toBe(2);
       expect(proc.output).toContain('--max-tracked-ranks');
     }

@@ -1,7 +1,8 @@
-import { MODEL, TestBus } from './support/bus';
+import { MODEL } from './support/bus';
 import { FakeWorker, sleep } from './support/fake-worker';
+import { useSystem } from './support/fixtures';
 import { chat } from './support/http';
-import { FrontendProcess, startFrontend, waitFor } from './support/processes';
+import { waitFor } from './support/processes';
 
 const WHOLE_EVENT = 'data: {"id":"c1","choices":[{"delta":{"content":"Hel"}}]}\n\n';
 const HALF_EVENT = 'data: {"id":"c1","choices":[{"delta":{"con';
@@ -12,12 +13,10 @@ const HALF_EVENT = 'data: {"id":"c1","choices":[{"delta":{"con';
  * as an event of its own instead of glued onto the half-relayed line.
  */
 describe('a stream that breaks mid-event', () => {
-  let bus: TestBus;
+  const sys = useSystem({ bus: true, frontend: [] });
   let worker: FakeWorker;
-  let fe: FrontendProcess;
 
   beforeAll(async () => {
-    bus = await TestBus.connect();
     worker = await FakeWorker.start(async (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(WHOLE_EVENT);
@@ -26,25 +25,21 @@ describe('a stream that breaks mid-event', () => {
       await sleep(200);
       res.socket?.resetAndDestroy();
     });
-    fe = await startFrontend();
-    bus.report(fe.namespace, { worker_id: 'breaks', endpoint: worker.url });
+    sys.bus.report(sys.fe.namespace, { worker_id: 'breaks', endpoint: worker.url });
     await waitFor(async () => {
-      const list = (await (await fetch(`${fe.url}/v1/models`)).json()) as {
+      const list = (await (await fetch(`${sys.fe.url}/v1/models`)).json()) as {
         data: Array<{ id: string }>;
       };
       return list.data.some((m) => m.id === MODEL);
     }, 'model listed');
-    // startFrontend alone may take 60 s on a loaded machine: more than the default hook timeout.
-  }, 180_000);
+  });
 
   afterAll(async () => {
-    await fe?.proc.stop();
     await worker?.stop();
-    await bus?.close();
   });
 
   it('relays what arrived, then ends the event before its error event', async () => {
-    const answer = await chat(fe.url, { stream: true });
+    const answer = await chat(sys.fe.url, { stream: true });
     expect(answer.status).toBe(200);
     expect(answer.text.startsWith(WHOLE_EVENT + HALF_EVENT)).toBe(true);
     const events = answer.text.split('\n\n').filter((e) => e !== '');

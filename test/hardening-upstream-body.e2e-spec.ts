@@ -1,7 +1,8 @@
-import { MODEL, TestBus } from './support/bus';
+import { MODEL } from './support/bus';
 import { FakeWorker, writeHuge } from './support/fake-worker';
+import { useSystem } from './support/fixtures';
 import { chat } from './support/http';
-import { FrontendProcess, startFrontend, waitFor } from './support/processes';
+import { waitFor } from './support/processes';
 
 const CAP = 64 * 1024;
 /** Far more than the cap, and more than socket buffers hold: the worker sees the abort. */
@@ -13,14 +14,12 @@ const HUGE = 32 * 1024 * 1024;
  * the upstream request is aborted.
  */
 describe('worker answers over --max-upstream-body-bytes', () => {
-  let bus: TestBus;
+  const sys = useSystem({ bus: true, frontend: ['--max-upstream-body-bytes', String(CAP)] });
   let worker: FakeWorker;
-  let fe: FrontendProcess;
   const outcomes: Record<string, 'aborted' | 'finished'> = {};
   let reporting: NodeJS.Timeout | undefined;
 
   beforeAll(async () => {
-    bus = await TestBus.connect();
     // What to answer is chosen by the prompt, so one worker serves every case.
     worker = await FakeWorker.start(async (req, res) => {
       const body = JSON.parse(req.body) as { messages: Array<{ content: string }> };
@@ -35,10 +34,9 @@ describe('worker answers over --max-upstream-body-bytes', () => {
       res.writeHead(status, { 'content-type': 'application/json' });
       outcomes[mode] = await writeHuge(res, HUGE);
     });
-    fe = await startFrontend(['--max-upstream-body-bytes', String(CAP)]);
     // Reported every second, as a worker does: the cases outlive --worker-ttl-ms together.
     const heartbeat = (): void =>
-      bus.report(fe.namespace, { worker_id: 'huge', endpoint: worker.url });
+      sys.bus.report(sys.fe.namespace, { worker_id: 'huge', endpoint: worker.url });
     heartbeat();
     reporting = setInterval(heartbeat, 1000);
     let last = '';
@@ -47,20 +45,17 @@ describe('worker answers over --max-upstream-body-bytes', () => {
       last = `${answer.status} ${answer.text}`;
       return answer.status === 200;
     }, 'fake worker routed').catch((err: Error) => {
-      throw new Error(`${err.message}; last answer: ${last}\n${fe.proc.output}`);
+      throw new Error(`${err.message}; last answer: ${last}\n${sys.fe.proc.output}`);
     });
-    // startFrontend alone may take 60 s on a loaded machine: more than the default hook timeout.
-  }, 180_000);
+  });
 
   afterAll(async () => {
     clearInterval(reporting);
-    await fe?.proc.stop();
     await worker?.stop();
-    await bus?.close();
   });
 
   const ask = (mode: string, extra: Record<string, unknown> = {}) =>
-    chat(fe.url, { model: MODEL, messages: [{ role: 'user', content: mode }], ...extra });
+    chat(sys.fe.url, { model: MODEL, messages: [{ role: 'user', content: mode }], ...extra });
 
   it.each([
     ['a non-streamed answer', 'huge-answer', {}],

@@ -1,40 +1,28 @@
 import OpenAI from 'openai';
-import { MODEL, TestBus } from './support/bus';
-import {
-  FrontendProcess,
-  startFrontend,
-  startWorker,
-  waitFor,
-  WorkerProcess,
-} from './support/processes';
+import { MODEL } from './support/bus';
+import { useSystem } from './support/fixtures';
+import { waitFor } from './support/processes';
 
 /** The official `openai` npm client, unchanged, talking to Sluice. */
 describe('official openai client through Sluice', () => {
-  let bus: TestBus;
-  let worker: WorkerProcess;
-  let fe: FrontendProcess;
+  const sys = useSystem({
+    bus: true,
+    workers: [[]],
+    frontend: ['--admission-control', 'token-capacity', '--active-decode-blocks-threshold', '0.9'],
+  });
   let client: OpenAI;
 
   beforeAll(async () => {
-    bus = await TestBus.connect();
-    worker = await startWorker();
-    fe = await startFrontend([
-      '--admission-control',
-      'token-capacity',
-      '--active-decode-blocks-threshold',
-      '0.9',
-    ]);
-    client = new OpenAI({ baseURL: `${fe.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-    bus.report(fe.namespace, { worker_id: 'oa', endpoint: worker.url, active_decode_blocks: 10 });
+    client = new OpenAI({ baseURL: `${sys.fe.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+    sys.bus.report(sys.fe.namespace, {
+      worker_id: 'oa',
+      endpoint: sys.worker.url,
+      active_decode_blocks: 10,
+    });
     await waitFor(
       async () => (await client.models.list()).data.some((m) => m.id === MODEL),
       'model listed',
     );
-  });
-
-  afterAll(async () => {
-    await Promise.all([fe?.proc.stop(), worker?.proc.stop()]);
-    await bus?.close();
   });
 
   it('completes a non-streaming chat request with usage', async () => {
@@ -71,7 +59,11 @@ describe('official openai client through Sluice', () => {
   });
 
   it('sees a rejection as a 503 APIError carrying the contract body', async () => {
-    bus.report(fe.namespace, { worker_id: 'oa', endpoint: worker.url, active_decode_blocks: 95 });
+    sys.bus.report(sys.fe.namespace, {
+      worker_id: 'oa',
+      endpoint: sys.worker.url,
+      active_decode_blocks: 95,
+    });
     await waitFor(async () => {
       try {
         await client.chat.completions.create({
@@ -90,6 +82,10 @@ describe('official openai client through Sluice', () => {
       expect(err.status).toBe(503);
       expect(err.message).toMatch(/^503\b/);
     });
-    bus.report(fe.namespace, { worker_id: 'oa', endpoint: worker.url, active_decode_blocks: 10 });
+    sys.bus.report(sys.fe.namespace, {
+      worker_id: 'oa',
+      endpoint: sys.worker.url,
+      active_decode_blocks: 10,
+    });
   });
 });

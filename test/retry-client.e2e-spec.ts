@@ -1,14 +1,9 @@
 import { SluiceClient, SluiceOverloadedError } from '@sluice/client';
 import { Dispatcher, Pool } from 'undici';
-import { MODEL, TestBus } from './support/bus';
+import { MODEL } from './support/bus';
+import { useSystem } from './support/fixtures';
 import { metricValue } from './support/http';
-import {
-  FrontendProcess,
-  startFrontend,
-  startWorker,
-  waitFor,
-  WorkerProcess,
-} from './support/processes';
+import { waitFor } from './support/processes';
 
 const REJECTIONS = 'dynamo_frontend_model_rejection_total';
 const CHAT_LABELS = { model: MODEL, endpoint: 'chat_completions' };
@@ -17,22 +12,27 @@ const FREE = 10;
 
 /** `@sluice/client` against a real frontend and a real simulated worker over real NATS. */
 describe('retrying client through Sluice', () => {
-  let bus: TestBus;
-  let worker: WorkerProcess;
-  let fe: FrontendProcess;
+  const sys = useSystem({
+    bus: true,
+    workers: [[]],
+    frontend: [
+      ...['--admission-control', 'token-capacity', '--active-decode-blocks-threshold', '0.5'],
+      ...['--retry-after-secs', '1'],
+    ],
+  });
   let decodeBlocks = FREE;
   let heartbeat: NodeJS.Timeout;
 
   const report = (blocks: number): void => {
     decodeBlocks = blocks;
-    bus.report(fe.namespace, {
+    sys.bus.report(sys.fe.namespace, {
       worker_id: 'rc',
-      endpoint: worker.url,
+      endpoint: sys.worker.url,
       active_decode_blocks: blocks,
     });
   };
   const rejections = async (): Promise<number> =>
-    (await metricValue(fe.url, REJECTIONS, CHAT_LABELS)) ?? 0;
+    (await metricValue(sys.fe.url, REJECTIONS, CHAT_LABELS)) ?? 0;
   const ask = (client: SluiceClient) =>
     client.chatCompletions({
       model: MODEL,
@@ -42,20 +42,20 @@ describe('retrying client through Sluice', () => {
 
   /** A client whose dispatcher records when each attempt is sent. */
   function recordingClient(): { client: SluiceClient; sentAt: number[]; pool: Pool } {
-    const pool = new Pool(fe.url);
+    const pool = new Pool(sys.fe.url);
     const sentAt: number[] = [];
     const record: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts, handler) => {
       sentAt.push(performance.now());
       return dispatch(opts, handler);
     };
-    const client = new SluiceClient({ baseUrl: fe.url, dispatcher: pool.compose(record) });
+    const client = new SluiceClient({ baseUrl: sys.fe.url, dispatcher: pool.compose(record) });
     return { client, sentAt, pool };
   }
 
   /** Reports the worker busy and waits until the frontend sheds (one probe, no retries). */
   async function becomeBusy(): Promise<void> {
     report(BUSY);
-    const probe = new SluiceClient({ baseUrl: fe.url, retry: { maxAttempts: 1 } });
+    const probe = new SluiceClient({ baseUrl: sys.fe.url, retry: { maxAttempts: 1 } });
     await waitFor(
       () =>
         ask(probe).then(
@@ -68,20 +68,10 @@ describe('retrying client through Sluice', () => {
   }
 
   beforeAll(async () => {
-    bus = await TestBus.connect();
-    worker = await startWorker();
-    fe = await startFrontend([
-      '--admission-control',
-      'token-capacity',
-      '--active-decode-blocks-threshold',
-      '0.5',
-      '--retry-after-secs',
-      '1',
-    ]);
     report(FREE);
     // The worker publishes nothing itself; keep its state alive well within --worker-ttl-ms.
     heartbeat = setInterval(() => report(decodeBlocks), 500);
-    const client = new SluiceClient({ baseUrl: fe.url });
+    const client = new SluiceClient({ baseUrl: sys.fe.url });
     await waitFor(
       async () => (await client.models()).data.some((m) => m.id === MODEL),
       'model listed',
@@ -91,11 +81,7 @@ describe('retrying client through Sluice', () => {
 
   afterEach(() => report(FREE));
 
-  afterAll(async () => {
-    clearInterval(heartbeat);
-    await Promise.all([fe?.proc.stop(), worker?.proc.stop()]);
-    await bus?.close();
-  });
+  afterAll(() => clearInterval(heartbeat));
 
   it('makes exactly maxAttempts requests, at least Retry-After apart, then throws', async () => {
     await becomeBusy();
@@ -143,7 +129,7 @@ describe('retrying client through Sluice', () => {
   });
 
   it('serves the other endpoints and streams up to [DONE]', async () => {
-    const client = new SluiceClient({ baseUrl: fe.url });
+    const client = new SluiceClient({ baseUrl: sys.fe.url });
     const text = await client.completions({ model: MODEL, prompt: 'Once upon', max_tokens: 3 });
     expect(text.choices[0].text.length).toBeGreaterThan(0);
     const emb = await client.embeddings({ model: MODEL, input: ['a', 'b'] });

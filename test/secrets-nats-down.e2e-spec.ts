@@ -1,4 +1,5 @@
-import { AppProcess, freePort } from './support/processes';
+import { useProcesses } from './support/fixtures';
+import { freePort } from './support/processes';
 
 /**
  * Issue 11, item 7: credentials in `--nats-url` never reach the output, also when NATS cannot
@@ -6,10 +7,7 @@ import { AppProcess, freePort } from './support/processes';
  */
 describe('NATS credentials with NATS down at boot', () => {
   const SECRET = 'nats-PASSWORD-3e8c1f';
-  const procs: AppProcess[] = [];
-  afterEach(async () => {
-    await Promise.all(procs.splice(0).map((p) => p.stop()));
-  });
+  const procs = useProcesses('each');
 
   it.each([
     ['worker', (url: string, port: number) => ['--port', String(port), '--nats-url', url]],
@@ -31,8 +29,7 @@ describe('NATS credentials with NATS down at boot', () => {
   ])('the %s names the server it waits for without the password', async (app, flags) => {
     const closed = await freePort(); // nothing listens there: NATS is "down"
     const url = `nats://sluice:${SECRET}@127.0.0.1:${closed}`;
-    const proc = AppProcess.start(app, flags(url, await freePort()));
-    procs.push(proc);
+    const proc = procs.app(app, flags(url, await freePort()));
     await proc.waitForOutput(/not reachable yet/, 60_000);
     expect(proc.output).toContain(`127.0.0.1:${closed}`);
     expect(proc.output).not.toContain(SECRET);

@@ -1,14 +1,8 @@
 import { connect } from 'nats';
+import { useSystem } from './support/fixtures';
 import { chat, metricValue } from './support/http';
 import { NatsServer } from './support/nats-server';
-import {
-  FrontendProcess,
-  startFrontend,
-  startWorker,
-  uniqueNamespace,
-  waitFor,
-  WorkerProcess,
-} from './support/processes';
+import { waitFor } from './support/processes';
 
 const USER = 'sluice-fleet';
 const PASSWORD = 'n4ts-s3cret-pw';
@@ -20,31 +14,28 @@ const PASSWORD = 'n4ts-s3cret-pw';
  */
 describe('NATS with its own authentication', () => {
   let nats: NatsServer;
-  let fe: FrontendProcess;
-  let worker: WorkerProcess;
-  const ns = uniqueNamespace('fauth');
-
+  let url: string;
   beforeAll(async () => {
-    nats = await NatsServer.start(['--user', USER, '--pass', PASSWORD]);
-    const url = `nats://${USER}:${PASSWORD}@127.0.0.1:${nats.port}`;
-    fe = await startFrontend(['--nats-url', url], ns);
-    worker = await startWorker([
-      ...['--nats-url', url, '--namespace', ns, '--worker-id', 'auth-w'],
-      ...['--report-interval-ms', '200'],
-    ]);
+    nats = await NatsServer.start({ args: ['--user', USER, '--pass', PASSWORD] });
+    url = `nats://${USER}:${PASSWORD}@127.0.0.1:${nats.port}`;
   });
-
-  afterAll(async () => {
-    await Promise.all([fe?.proc.stop(), worker?.proc.stop()]);
-    await nats?.stop();
+  afterAll(() => nats?.stop());
+  const sys = useSystem({
+    frontend: () => ['--nats-url', url],
+    workers: (s) => [
+      [
+        ...['--nats-url', url, '--namespace', s.namespace, '--worker-id', 'auth-w'],
+        ...['--report-interval-ms', '200'],
+      ],
+    ],
   });
 
   it('connects with the credentials in --nats-url: reports reach the frontend', async () => {
-    await waitFor(async () => (await chat(fe.url)).status === 200, 'admitted via auth-w');
-    expect(await metricValue(fe.url, 'sluice_frontend_bus_connected')).toBe(1);
-    expect(await metricValue(fe.url, 'dynamo_frontend_worker_busy', { worker_id: 'auth-w' })).toBe(
-      0,
-    );
+    await waitFor(async () => (await chat(sys.fe.url)).status === 200, 'admitted via auth-w');
+    expect(await metricValue(sys.fe.url, 'sluice_frontend_bus_connected')).toBe(1);
+    expect(
+      await metricValue(sys.fe.url, 'dynamo_frontend_worker_busy', { worker_id: 'auth-w' }),
+    ).toBe(0);
   });
 
   it('is refused without credentials', async () => {
@@ -54,9 +45,9 @@ describe('NATS with its own authentication', () => {
   });
 
   it('never prints the password', async () => {
-    await Promise.all([fe.proc.stop(), worker.proc.stop()]);
-    expect(fe.proc.output).toMatch(/bus: nats:\/\/\*+@127\.0\.0\.1|bus: nats:\/\/127\.0\.0\.1/);
-    expect(fe.proc.output).not.toContain(PASSWORD);
-    expect(worker.proc.output).not.toContain(PASSWORD);
+    await Promise.all([sys.fe.proc.stop(), sys.worker.proc.stop()]);
+    expect(sys.fe.proc.output).toMatch(/bus: nats:\/\/\*+@127\.0\.0\.1|bus: nats:\/\/127\.0\.0\.1/);
+    expect(sys.fe.proc.output).not.toContain(PASSWORD);
+    expect(sys.worker.proc.output).not.toContain(PASSWORD);
   });
 });

@@ -1,7 +1,6 @@
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
+import { useEmbedded } from './support/fixtures';
 import { chat, metricValue, parseMetric } from './support/http';
-import { AppProcess, freePort, tempDataDir, waitFor } from './support/processes';
+import { Proc, spawnNode, waitFor } from './support/processes';
 import { openFds, rssMiB } from './support/proc';
 
 const MODEL = 'Qwen/Qwen3-0.6B';
@@ -29,27 +28,18 @@ interface CannonResult {
 }
 
 /** autocannon in its own process, so the load generator does not share this event loop. */
-function autocannon(url: string): Promise<CannonResult> {
-  const bin = join(__dirname, '..', 'node_modules', 'autocannon', 'autocannon.js');
-  const child = spawn(
-    process.execPath,
+async function autocannon(url: string): Promise<CannonResult> {
+  const proc = spawnNode(
+    'node_modules/autocannon/autocannon.js',
     [
-      bin,
       ...['-c', String(CONNECTIONS), '-d', String(SECONDS), '-t', '30', '-m', 'POST'],
       ...['-H', 'content-type=application/json', '-b', BODY, '-j', '-n', url],
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { captureStdout: true },
   );
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => {
-      if (code !== 0) reject(new Error(`autocannon exited ${code}: ${err}`));
-      else resolve(JSON.parse(out) as CannonResult);
-    });
-  });
+  const code = await proc.exited;
+  if (code !== 0) throw new Error(`autocannon exited ${code}: ${proc.output}`);
+  return JSON.parse(proc.stdout) as CannonResult;
 }
 
 const median = (xs: number[]): number => {
@@ -65,25 +55,20 @@ const soak = process.env.SLUICE_SOAK === '1' ? describe : describe.skip;
  * with SLUICE_SOAK=1 (`npm run test:faults` sets it); SLUICE_SOAK_SECONDS shortens the load.
  */
 soak('soak: 1,000 connections through the embedded system (SLUICE_SOAK=1 to run)', () => {
-  let proc: AppProcess;
+  const sys = useEmbedded({
+    flags: ['--admission-control', 'token-capacity', '--active-decode-blocks-threshold', '0.5'],
+    env: { SLUICE_EMBEDDED_WORKER_FLAGS: '--kv-total-blocks 512 --speedup 4' },
+  });
+  let proc: Proc;
   let url: string;
 
   beforeAll(async () => {
-    const port = await freePort();
-    proc = AppProcess.start(
-      'embedded',
-      [
-        ...['--http-host', '127.0.0.1', '--http-port', String(port), '--data-dir', tempDataDir()],
-        ...['--admission-control', 'token-capacity', '--active-decode-blocks-threshold', '0.5'],
-      ],
-      { SLUICE_EMBEDDED_WORKER_FLAGS: '--kv-total-blocks 512 --speedup 4' },
-    );
-    await proc.waitForOutput(/sluice: ready at/, 30000);
-    url = `http://127.0.0.1:${port}`;
+    ({ proc, url } = sys);
     await waitFor(async () => (await chat(url)).status === 200, 'embedded workers serving');
   }, 60000);
 
   afterAll(async () => {
+    // A clean exit on SIGTERM.
     expect(await proc?.stop()).toBe(0);
   });
 

@@ -2,15 +2,10 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Browser, chromium, Page } from 'playwright-core';
-import { MODEL, ReportFields, TestBus } from './support/bus';
+import { MODEL, ReportFields } from './support/bus';
+import { useSystem } from './support/fixtures';
 import { chat } from './support/http';
-import {
-  FrontendProcess,
-  startFrontend,
-  startWorker,
-  waitFor,
-  WorkerProcess,
-} from './support/processes';
+import { waitFor } from './support/processes';
 
 const CHROMIUM = '/usr/bin/chromium';
 /**
@@ -34,9 +29,19 @@ interface RowView {
  * real simulated workers; the test publishes the load reports so each state is exact.
  */
 describe('status page (GET /ui) in a browser', () => {
-  let bus: TestBus;
-  let workers: WorkerProcess[] = [];
-  let fe: FrontendProcess;
+  beforeAll(() => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(
+        `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium). ` +
+          'This test never downloads a browser.',
+      );
+    }
+  });
+  const sys = useSystem({
+    bus: true,
+    workers: [[], []],
+    frontend: ['--admission-control', 'token-capacity', '--active-decode-blocks-threshold', '0.8'],
+  });
   let browser: Browser | undefined;
   let page: Page;
   let heartbeat: NodeJS.Timeout | undefined;
@@ -44,25 +49,8 @@ describe('status page (GET /ui) in a browser', () => {
   const load = new Map<string, ReportFields>();
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(
-        `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium). ` +
-          'This test never downloads a browser.',
-      );
-    }
-    bus = await TestBus.connect();
-    [fe, ...workers] = await Promise.all([
-      startFrontend([
-        '--admission-control',
-        'token-capacity',
-        '--active-decode-blocks-threshold',
-        '0.8',
-      ]),
-      startWorker(),
-      startWorker(),
-    ]);
     // Real workers report at least every second; do the same so none expires mid-test.
-    heartbeat = setInterval(() => load.forEach((f) => bus.report(fe.namespace, f)), 500);
+    heartbeat = setInterval(() => load.forEach((f) => sys.bus.report(sys.fe.namespace, f)), 500);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: [
@@ -87,13 +75,11 @@ describe('status page (GET /ui) in a browser', () => {
   afterAll(async () => {
     clearInterval(heartbeat);
     await browser?.close();
-    await Promise.all([fe?.proc.stop(), ...workers.map((w) => w.proc.stop())]);
-    await bus?.close();
   });
 
   function report(fields: ReportFields): void {
     load.set(fields.worker_id, fields);
-    bus.report(fe.namespace, fields);
+    sys.bus.report(sys.fe.namespace, fields);
   }
 
   const decode = (id: string, endpoint: string, blocks: number): void =>
@@ -125,9 +111,9 @@ describe('status page (GET /ui) in a browser', () => {
     waitFor(async () => (await probe()) || undefined, what, 10000, 100);
 
   it('shows the busy and the free worker, their KV usage and the effective threshold', async () => {
-    decode(BUSY, workers[0].url, 95);
-    decode(FREE, workers[1].url, 10);
-    const res = await page.goto(`${fe.url}/ui`);
+    decode(BUSY, sys.workers[0].url, 95);
+    decode(FREE, sys.workers[1].url, 10);
+    const res = await page.goto(`${sys.fe.url}/ui`);
     expect(res?.headers()['content-type']).toBe('text/html; charset=utf-8');
     expect(res?.headers()['content-security-policy']).toContain("script-src 'sha256-");
     // A reload would lose this: the page must redraw in place.
@@ -144,20 +130,20 @@ describe('status page (GET /ui) in a browser', () => {
   });
 
   it('shows rejections per second while every worker is busy', async () => {
-    decode(FREE, workers[1].url, 90);
+    decode(FREE, sys.workers[1].url, 90);
     await until(async () => (await row(FREE))?.badge === 'BUSY', 'second worker busy');
     expect(await card(MODEL).locator('.card-head .badge').textContent()).toBe('ALL BUSY');
-    for (let i = 0; i < 3; i++) expect((await chat(fe.url)).status).toBe(503);
+    for (let i = 0; i < 3; i++) expect((await chat(sys.fe.url)).status).toBe(503);
     await until(async () => (await stat(MODEL, 'rejected-total')) === '3', 'rejected total 3');
     await until(async () => Number(await stat(MODEL, 'rejections')) > 0, 'rejections/s above 0');
 
-    decode(FREE, workers[1].url, 10);
+    decode(FREE, sys.workers[1].url, 10);
     await until(async () => (await row(FREE))?.badge === 'free', 'second worker free again');
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
   });
 
   it('redraws without a reload when the busy worker goes free', async () => {
-    decode(BUSY, workers[0].url, 20);
+    decode(BUSY, sys.workers[0].url, 20);
     await until(async () => (await row(BUSY))?.badge === 'free', 'busy worker shown as free');
     expect(await row(BUSY)).toEqual({ badge: 'free', kv: 'KV 20 % (20/100)', kvOver: false });
     expect(await stat(MODEL, 'busy-count')).toBe('0 / 2');
@@ -167,7 +153,7 @@ describe('status page (GET /ui) in a browser', () => {
   it('shows names from the network as text, never as markup', async () => {
     const model = '<b id="injected">model</b>';
     const id = '<img src="x" onerror="document.title=\'owned\'">';
-    report({ worker_id: id, model, endpoint: workers[0].url, active_decode_blocks: 1 });
+    report({ worker_id: id, model, endpoint: sys.workers[0].url, active_decode_blocks: 1 });
     await until(async () => (await row(id))?.badge === 'free', 'hostile worker row');
     expect(await card(model).count()).toBe(1);
     expect(await page.locator('#injected, main img').count()).toBe(0);

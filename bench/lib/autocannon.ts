@@ -1,5 +1,5 @@
 import { CPU } from './context';
-import { ProcessGroup } from './processes';
+import { ProcessGroup } from '@sluice/testkit';
 
 export interface CannonOptions {
   url: string;
@@ -39,7 +39,7 @@ export async function autocannon(group: ProcessGroup, o: CannonOptions): Promise
     captureStdout: true,
   });
   const code = await proc.exited;
-  if (code !== 0) throw new Error(`autocannon exited ${code}: ${proc.tail.slice(-1000)}`);
+  if (code !== 0) throw new Error(`autocannon exited ${code}: ${proc.output.slice(-1000)}`);
   const r = JSON.parse(proc.stdout) as {
     requests: { average: number; total: number };
     duration: number;

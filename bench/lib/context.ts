@@ -1,4 +1,4 @@
-import { ProcessGroup } from './processes';
+import { ProcessGroup } from '@sluice/testkit';
 import { ForeignLoadMonitor } from './procfs';
 import { Runtime } from './runtimes';
 

@@ -1,5 +1,5 @@
 import { CPU } from './context';
-import { ProcessGroup } from './processes';
+import { ProcessGroup } from '@sluice/testkit';
 
 export interface FixedRateResult {
   sent: number;
@@ -28,7 +28,7 @@ export async function fixedRate(
     { cpu: CPU.client, captureStdout: true },
   );
   const code = await proc.exited;
-  if (code !== 0) throw new Error(`fixed-rate exited ${code}: ${proc.tail.slice(-1000)}`);
+  if (code !== 0) throw new Error(`fixed-rate exited ${code}: ${proc.output.slice(-1000)}`);
   return JSON.parse(proc.stdout) as FixedRateResult;
 }
 

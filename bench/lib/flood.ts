@@ -1,5 +1,5 @@
 import { CPU } from './context';
-import { Proc, ProcessGroup } from './processes';
+import { Proc, ProcessGroup } from '@sluice/testkit';
 import { waitFor } from './util';
 
 export { FLOOD_MODEL, SENTINEL_MODEL, SENTINEL_WORKER } from '../tools/report-flood-names';
@@ -67,7 +67,7 @@ export class Flood {
           }
         }
         if (!this.proc.running)
-          throw new Error(`report-flood exited: ${this.proc.tail.slice(-1000)}`);
+          throw new Error(`report-flood exited: ${this.proc.output.slice(-1000)}`);
         return undefined;
       },
       `report-flood event ${event}`,

@@ -1,10 +1,8 @@
 import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { OVERLOAD_BODY } from './http';
-import { Proc, ProcessGroup } from './processes';
-import { commandExists } from './sluice';
+import { acceptsConnections, commandExists, Proc, ProcessGroup } from '@sluice/testkit';
 import { freePort, waitFor } from './util';
-import { connect } from 'node:net';
 
 export const NGINX_INSTALL_HINT =
   "nginx is needed for the reference servers; install Debian's package: " +
@@ -12,17 +10,6 @@ export const NGINX_INSTALL_HINT =
 
 export function nginxBinary(): string | null {
   return commandExists('nginx');
-}
-
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect(port, '127.0.0.1');
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
 }
 
 /**
@@ -80,6 +67,6 @@ http {
   const file = join(prefix, 'nginx.conf');
   writeFileSync(file, conf);
   const proc = group.exec(`nginx-${mode.kind}`, bin, ['-p', prefix, '-c', file], { cpu });
-  await waitFor(() => portOpen(port), `nginx on port ${port}`);
+  await waitFor(() => acceptsConnections(port), `nginx on port ${port}`);
   return { proc, url: `http://127.0.0.1:${port}` };
 }

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { CPU } from './context';
-import { ProcessGroup } from './processes';
+import { ProcessGroup } from '@sluice/testkit';
 import { monotonicUs, ProfileSummary, summarizeProfile } from './profile';
 import { FrontendOptions, startFrontend, Started } from './sluice';
 

@@ -1,4 +1,4 @@
-import { waitFor as sharedWaitFor } from '@sluice/testkit';
+import { uniqueNamespace as sharedNamespace, waitFor as sharedWaitFor } from '@sluice/testkit';
 
 export { freePort, sleep } from '@sluice/testkit';
 
@@ -66,8 +66,5 @@ export function fmt(x: number | null | undefined, digits = 1): string {
   return x.toFixed(abs >= 100 ? 0 : digits);
 }
 
-let nameCounter = 0;
-/** A NATS namespace nobody else uses (letters and digits only). */
-export function uniqueNamespace(prefix: string): string {
-  return `bench${prefix}x${process.pid}x${Date.now().toString(36)}x${nameCounter++}`;
-}
+/** A NATS namespace nobody else uses, named after the bench and the scenario. */
+export const uniqueNamespace = (prefix: string): string => sharedNamespace(`bench${prefix}x`);

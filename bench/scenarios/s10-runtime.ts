@@ -2,7 +2,7 @@ import { autocannon, expectOnly } from '../lib/autocannon';
 import { Heartbeat, ReportBus } from '../lib/bus';
 import { BenchContext, CPU, Figure, Scenario, ScenarioResult, warmupS } from '../lib/context';
 import { chatBody, httpPost, isOverload } from '../lib/http';
-import { ProcessGroup } from '../lib/processes';
+import { ProcessGroup } from '@sluice/testkit';
 import { CpuMeter } from '../lib/procfs';
 import { ownRuntime, Runtime } from '../lib/runtimes';
 import { DECODE_SHEDDING, startFrontend, startWorker } from '../lib/sluice';

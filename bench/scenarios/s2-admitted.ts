@@ -11,7 +11,7 @@ import {
 import { fixedRate, FixedRateResult } from '../lib/fixed-rate';
 import { chatBody, httpPost } from '../lib/http';
 import { startNginx } from '../lib/nginx';
-import { pin } from '../lib/processes';
+import { pin } from '@sluice/testkit';
 import { profileMarkdown, ProfileSummary } from '../lib/profile';
 import { startProfiledFrontend } from '../lib/profiled-frontend';
 import { CpuMeter } from '../lib/procfs';

@@ -36,7 +36,7 @@ export const decisionScenario: Scenario = {
         { cpu: CPU.server, captureStdout: true },
       );
       const code = await proc.exited;
-      if (code !== 0) throw new Error(`decision-cost exited ${code}: ${proc.tail.slice(-2000)}`);
+      if (code !== 0) throw new Error(`decision-cost exited ${code}: ${proc.output.slice(-2000)}`);
       const out = JSON.parse(proc.stdout) as { series: Series[]; diagnostics: Diagnostics };
       return summarize(out.series, out.diagnostics, rounds, admitIters, rejectIters);
     } finally {

@@ -4,7 +4,7 @@ import { fixedRate, FixedRateResult } from '../lib/fixed-rate';
 import { Flood, FloodDone, FLOOD_MODEL, SENTINEL_MODEL, SENTINEL_WORKER } from '../lib/flood';
 import { chatBody, isOverload, metrics, metricSum, PacedProber } from '../lib/http';
 import { NatsMonitor } from '../lib/nats-monitor';
-import { ProcessGroup } from '../lib/processes';
+import { ProcessGroup } from '@sluice/testkit';
 import { profileMarkdown, ProfileSummary } from '../lib/profile';
 import { startProfiledFrontend } from '../lib/profiled-frontend';
 import { CpuMeter } from '../lib/procfs';
@@ -100,7 +100,7 @@ export async function runStep(
     const received0 = metricSum(text0, RECEIVED);
     const slow0 = rig.mon ? await rig.mon.slowConsumers() : null;
     const out0 = rig.mon ? (await rig.mon.connection('sluice-frontend')).outMsgs : null;
-    const disc0 = disconnectLines(rig.fe.proc.tail);
+    const disc0 = disconnectLines(rig.fe.proc.output);
     const meter = new CpuMeter(rig.fe.proc.pid);
     const traffic = fixedRate(
       rig.g,
@@ -166,7 +166,7 @@ export async function runStep(
           ? (await rig.mon.connection('sluice-frontend')).outMsgs - out0
           : null,
       pendingMaxBytes: rig.mon ? pendingMax : null,
-      disconnects: disconnectLines(rig.fe.proc.tail) - disc0,
+      disconnects: disconnectLines(rig.fe.proc.output) - disc0,
       traffic: t,
       publisherBehind: d.behindMax,
     };
@@ -201,7 +201,7 @@ export async function startRig(
   prefix: string,
   mode: 'busy' | 'mixed',
 ): Promise<Rig> {
-  const priv = await startPrivateNats(g, ctx.tmpDir, CPU.client);
+  const priv = await startPrivateNats(g, CPU.client);
   const natsUrl = priv?.url ?? ctx.natsUrl;
   const ns = uniqueNamespace(prefix);
   const bus = await ReportBus.connect(natsUrl, ns);
@@ -222,7 +222,7 @@ export async function startRig(
       connections: CONNECTIONS,
       mode,
     });
-    const mon = priv ? new NatsMonitor(priv.monitor) : null;
+    const mon = priv ? new NatsMonitor(priv.monitorUrl) : null;
     const rig: Rig = { g, frontendOptions, fe, bus, flood, mon, qwen, sentinelWorker };
     ctx.log(`registering ${WORKERS} workers × ${RANKS} ranks`);
     await prewarm(rig);

@@ -1,7 +1,7 @@
 import { BenchContext, CPU, Figure, Scenario, ScenarioResult, verdict } from '../lib/context';
 import { decodeStepMs, prefillStepMs } from '../../libs/sim-worker/src/engine/step-timing';
 import { metrics, metricSum } from '../lib/http';
-import { ProcessGroup } from '../lib/processes';
+import { ProcessGroup } from '@sluice/testkit';
 import { startFrontend, startWorker, Started } from '../lib/sluice';
 import { fmt, maxOf, median, minOf, uniqueNamespace, waitFor } from '../lib/util';
 import { goodputPlots } from './s7-plots';
@@ -80,7 +80,7 @@ async function runTool(g: ProcessGroup, script: string, args: string[]): Promise
     captureStdout: true,
   });
   const code = await proc.exited;
-  if (code !== 0) throw new Error(`${script} exited ${code}: ${proc.tail.slice(-1500)}`);
+  if (code !== 0) throw new Error(`${script} exited ${code}: ${proc.output.slice(-1500)}`);
   return JSON.parse(proc.stdout);
 }
 

@@ -49,7 +49,7 @@ export const memoryScenario: Scenario = {
       const samples: Array<[number, number]> = [];
       while (Date.now() - t0 < durationS * 1000) {
         const rss = rssMb(fe.proc.pid);
-        if (rss === null) throw new Error(`the frontend exited:\n${fe.proc.tail.slice(-2000)}`);
+        if (rss === null) throw new Error(`the frontend exited:\n${fe.proc.output.slice(-2000)}`);
         samples.push([(Date.now() - t0) / 1000, rss]);
         if (samples.length % 15 === 0)
           ctx.log(`${fmt((Date.now() - t0) / 1000, 0)} s: RSS ${fmt(rss)} MB`);

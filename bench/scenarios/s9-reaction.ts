@@ -1,10 +1,9 @@
-import { FakeEngine } from '@sluice/testkit';
+import { FakeEngine, ProcessGroup, startBridge, startEmbedded } from '@sluice/testkit';
 import { BenchContext, CPU } from '../lib/context';
 import { chatBody, httpGet, isOverload, MODEL, PacedProber } from '../lib/http';
-import { ProcessGroup } from '../lib/processes';
 import { DECODE_SHEDDING, startFrontend } from '../lib/sluice';
 import { vllmMetricsText } from '../lib/vllm-metrics';
-import { freePort, nowNs, sleep, uniqueNamespace, waitFor } from '../lib/util';
+import { nowNs, sleep, uniqueNamespace, waitFor } from '../lib/util';
 import { INTERVAL_MS } from './s9-scrape-cost';
 
 const PATH = '/v1/chat/completions';
@@ -94,19 +93,15 @@ async function startEngine(): Promise<FakeEngine> {
 async function inProcess(ctx: BenchContext, g: ProcessGroup): Promise<Reaction> {
   const engine = await startEngine();
   try {
-    const port = await freePort();
-    const proc = g.node(
-      'embedded',
-      'dist/apps/embedded/main.js',
-      [
-        ...['--http-host', '127.0.0.1', '--http-port', String(port)],
+    const { url } = await startEmbedded({
+      group: g,
+      cpu: CPU.server,
+      flags: [
         ...['--database-url', ctx.databaseUrl, '--engine-target', `vllm=probe=${engine.url}`],
         ...DECODE_SHEDDING,
       ],
-      { cpu: CPU.server },
-    );
-    const url = `http://127.0.0.1:${port}`;
-    await proc.waitForOutput(/sluice: ready at .* engines scraped in-process/, 60000);
+      ready: /sluice: ready at .* engines scraped in-process/,
+    });
     await waitFor(async () => (await httpGet(`${url}/health`)).status === 200, `${url}/health`);
     return await trials(
       ctx,
@@ -131,17 +126,10 @@ async function standalone(ctx: BenchContext, g: ProcessGroup): Promise<Reaction>
       cpu: CPU.server,
       flags: DECODE_SHEDDING,
     });
-    const port = await freePort();
-    const bridge = g.node(
-      'bridge',
-      'dist/apps/bridge/main.js',
-      [
-        ...['--engine', 'vllm', '--target', `probe=${engine.url}`, '--nats-url', ctx.natsUrl],
-        ...['--namespace', ns, '--http-host', '127.0.0.1', '--http-port', String(port)],
-      ],
-      { cpu: CPU.server },
-    );
-    await bridge.waitForOutput(/bridge for vllm engines/, 30000);
+    await startBridge({
+      ...{ group: g, cpu: CPU.server, natsUrl: ctx.natsUrl, namespace: ns },
+      flags: ['--engine', 'vllm', '--target', `probe=${engine.url}`],
+    });
     return await trials(ctx, 'standalone bridge → NATS → frontend', fe.url, engine);
   } finally {
     await engine.close();

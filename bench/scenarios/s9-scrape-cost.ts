@@ -3,13 +3,12 @@ import { join } from 'node:path';
 import { connect, NatsConnection } from 'nats';
 import { BenchContext, CPU } from '../lib/context';
 import { metrics, metricSum, MODEL } from '../lib/http';
-import { Proc, ProcessGroup } from '../lib/processes';
+import { BridgeOptions, metricSamples, Proc, ProcessGroup, startBridge } from '@sluice/testkit';
 import { monotonicUs, ProfileSummary, summarizeProfile } from '../lib/profile';
 import { cpuMs, CpuMeter, rssMb } from '../lib/procfs';
 import { startPrivateNats } from '../lib/sluice';
-import { freePort, sleep, uniqueNamespace, waitFor } from '../lib/util';
+import { sleep, uniqueNamespace, waitFor } from '../lib/util';
 import { VLLM_FILTERED_PATH } from '@sluice/bridge';
-import { metricSamples } from '@sluice/testkit';
 
 export const TARGETS = 1000;
 export const INTERVAL_MS = 250;
@@ -104,7 +103,7 @@ async function startFarm(
   });
   const ready = await waitFor(
     () => {
-      if (!proc.running) throw new Error(`engine-farm exited: ${proc.tail.slice(-1000)}`);
+      if (!proc.running) throw new Error(`engine-farm exited: ${proc.output.slice(-1000)}`);
       const line = proc.stdout.split('\n').find((l) => l.startsWith('{'));
       return line ? (JSON.parse(line) as { ports: number[]; bodyBytes: number }) : undefined;
     },
@@ -120,14 +119,14 @@ async function startFarm(
  */
 async function profileBridge(
   ctx: BenchContext,
-  g: ProcessGroup,
-  args: string[],
+  options: BridgeOptions,
   watch: ReportWatch,
 ): Promise<ProfileSummary> {
   ctx.log('profiling the bridge (node --cpu-prof)');
   const dir = mkdtempSync(join(ctx.tmpDir, 'cpuprof-bridge-'));
-  const bridge = g.node('bridge-profiled', 'dist/apps/bridge/main.js', args, {
-    cpu: CPU.server,
+  const { proc: bridge } = await startBridge({
+    ...options,
+    name: 'bridge-profiled',
     nodeArgs: [
       '--cpu-prof',
       `--cpu-prof-dir=${dir}`,
@@ -135,7 +134,6 @@ async function profileBridge(
       join(__dirname, '..', 'tools', 'profile-exit.js'),
     ],
   });
-  await bridge.waitForOutput(/bridge for vllm engines/, 30000);
   watch.seen.clear();
   await waitFor(() => watch.seen.size >= TARGETS || undefined, 'every target reported', 60000);
   await sleep((ctx.quick ? 2 : 5) * 1000);
@@ -157,7 +155,7 @@ export async function measureScrapeCost(ctx: BenchContext, filtered: boolean): P
   const g = ctx.group();
   let nc: NatsConnection | undefined;
   try {
-    const priv = await startPrivateNats(g, ctx.tmpDir, CPU.client);
+    const priv = await startPrivateNats(g, CPU.client);
     const natsUrl = priv?.url ?? ctx.natsUrl;
     const ns = uniqueNamespace('s9');
     nc = await connect({ servers: natsUrl, name: 'sluice-bench-s9' });
@@ -170,15 +168,12 @@ export async function measureScrapeCost(ctx: BenchContext, filtered: boolean): P
       (p, i) => `engine-${String(i + 1).padStart(4, '0')}=http://127.0.0.1:${p}`,
     );
     writeFileSync(file, `${lines.join('\n')}\n`);
-    const port = await freePort();
-    const args = [
-      ...['--engine', 'vllm', '--targets-file', file, '--nats-url', natsUrl],
-      ...['--namespace', ns, '--http-host', '127.0.0.1', '--http-port', String(port)],
-    ];
+    const options: BridgeOptions = {
+      ...{ natsUrl, namespace: ns, group: g, cpu: CPU.server },
+      flags: ['--engine', 'vllm', '--targets-file', file],
+    };
     const startedAt = Date.now();
-    const bridge = g.node('bridge', 'dist/apps/bridge/main.js', args, { cpu: CPU.server });
-    const ops = `http://127.0.0.1:${port}`;
-    await bridge.waitForOutput(/bridge for vllm engines/, 30000);
+    const { proc: bridge, url: ops } = await startBridge(options);
     await waitFor(() => watch.seen.size >= TARGETS || undefined, 'every target reported', 60000);
     const allReportedS = (Date.now() - startedAt) / 1000;
     const count = (text: string, result: string): number =>
@@ -237,13 +232,13 @@ export async function measureScrapeCost(ctx: BenchContext, filtered: boolean): P
     const scrapes = Object.fromEntries(
       RESULTS.map((r) => [r, count(after, r) - count(before, r)]),
     ) as ScrapeCost['scrapes'];
-    if (!bridge.running) throw new Error(`the bridge exited: ${bridge.tail.slice(-1000)}`);
+    if (!bridge.running) throw new Error(`the bridge exited: ${bridge.output.slice(-1000)}`);
     // Counted before the bridge stops: a stopping bridge says worker_down for every engine.
     const workerDowns = watch.downs - downs0;
     let profile: ProfileSummary | null = null;
     if (ctx.profile && filtered) {
       await bridge.stop();
-      profile = await profileBridge(ctx, g, args, watch);
+      profile = await profileBridge(ctx, options, watch);
     }
     return {
       targets: TARGETS,

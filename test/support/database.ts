@@ -3,10 +3,15 @@ import { Client } from 'pg';
 export const PG_ADMIN_URL =
   process.env.SLUICE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
+export interface TestDatabase {
+  name: string;
+  /** Its URL, through another port (a proxy) when given. */
+  url: (port?: number) => string;
+  drop(): Promise<void>;
+}
+
 /** A fresh database for one test file; its name always contains `test`. */
-export async function createTestDatabase(
-  prefix: string,
-): Promise<{ name: string; url: (port?: number) => string; drop(): Promise<void> }> {
+export async function createTestDatabase(prefix: string): Promise<TestDatabase> {
   const admin = new URL(PG_ADMIN_URL);
   if (!admin.pathname.includes('test'))
     throw new Error(`refusing to run against ${admin.pathname}: name lacks "test"`);

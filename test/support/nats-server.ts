@@ -1,93 +1,8 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import { connect as tcpConnect } from 'node:net';
 import { connect, NatsConnection } from 'nats';
 import { kvReport, MODEL, ReportFields } from '@sluice/testkit';
 import { chat } from './http';
-import { freePort, waitFor } from './processes';
 
-/**
- * A private `nats-server` child process on a free loopback port, so a test can take NATS away
- * (SIGKILL: every client sees its connection cut at once) and bring it back on the same port,
- * without touching the machine's shared server on 4222.
- */
-export class NatsServer {
-  output = '';
-  private child: ChildProcess | undefined;
-
-  private constructor(
-    readonly port: number,
-    private readonly args: string[],
-  ) {}
-
-  get url(): string {
-    return `nats://127.0.0.1:${this.port}`;
-  }
-
-  get running(): boolean {
-    return this.child !== undefined && this.child.exitCode === null && !this.child.signalCode;
-  }
-
-  /** `args`: extra nats-server flags, e.g. `--user u --pass p` to require credentials. */
-  static async start(args: string[] = []): Promise<NatsServer> {
-    const server = new NatsServer(await freePort(), args);
-    await server.restart();
-    return server;
-  }
-
-  /** Starts the server (again) on its port and resolves once it accepts TCP connections. */
-  async restart(): Promise<void> {
-    if (this.running) return;
-    const child = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(this.port), ...this.args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout?.on('data', (d: Buffer) => (this.output += d.toString()));
-    child.stderr?.on('data', (d: Buffer) => (this.output += d.toString()));
-    this.child = child;
-    await waitFor(
-      () => this.running && accepts(this.port),
-      `nats-server on ${this.port}\n${this.output}`,
-      10000,
-      20,
-    );
-  }
-
-  /** Freezes the server (SIGSTOP): sockets stay open but nothing answers, like a partition. */
-  pause(): void {
-    if (this.child) signal(this.child, 'SIGSTOP');
-  }
-
-  resume(): void {
-    if (this.child) signal(this.child, 'SIGCONT');
-  }
-
-  /** Stops the server (SIGKILL by default: an outage, not a graceful shutdown). */
-  async stop(sig: NodeJS.Signals = 'SIGKILL'): Promise<void> {
-    const child = this.child;
-    if (!child || !this.running) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    this.resume();
-    child.kill(sig);
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(timer);
-  }
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = tcpConnect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
-/** Signals a child that is still running (a stopped child still counts as running). */
-function signal(child: ChildProcess, sig: NodeJS.Signals): void {
-  if (child.exitCode === null && child.signalCode === null) child.kill(sig);
-}
+export { NatsServer } from '@sluice/testkit';
 
 /** Reads the frontend's `/health` as an operator would: status code and JSON body. */
 export async function health(base: string): Promise<{ status: number; body: HealthBody }> {
@@ -150,7 +65,6 @@ export class Heartbeat {
 export interface TrafficResult {
   statuses: Record<number, number>;
   servedBy: Set<string | null>;
-  slowestMs: number;
 }
 
 /**
@@ -162,14 +76,12 @@ export function liveTraffic(
   clients: number,
   model = MODEL,
 ): () => Promise<TrafficResult> {
-  const result: TrafficResult = { statuses: {}, servedBy: new Set(), slowestMs: 0 };
+  const result: TrafficResult = { statuses: {}, servedBy: new Set() };
   let running = true;
   const deadline = Date.now() + 60_000;
   const loops = Array.from({ length: clients }, async () => {
     while (running && Date.now() < deadline) {
-      const sent = Date.now();
       const res = await chat(base, { model });
-      result.slowestMs = Math.max(result.slowestMs, Date.now() - sent);
       result.statuses[res.status] = (result.statuses[res.status] ?? 0) + 1;
       result.servedBy.add(res.headers.get('x-sluice-worker-id'));
     }

@@ -1,0 +1,160 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Proc, spawnApp, SpawnOptions } from './process';
+import { ProcessGroup } from './process-group';
+import { freePort, waitFor } from './wait';
+
+/** A Sluice app listening on loopback. */
+export interface Started {
+  proc: Proc;
+  url: string;
+  port: number;
+}
+
+export interface FrontendStarted extends Started {
+  namespace: string;
+}
+
+/**
+ * Generous: an app starts in about 2 s, but a 2-core machine running a test suite or a benchmark
+ * beside it can take many times that; speed belongs to the bench, not here.
+ */
+const START_TIMEOUT_MS = 60_000;
+
+let nsCounter = 0;
+/** A NATS namespace nobody else uses (letters and digits only). */
+export function uniqueNamespace(prefix = 't'): string {
+  return `${prefix}${process.pid}x${Date.now().toString(36)}x${nsCounter++}`;
+}
+
+/** A fresh directory for an embedded database, so concurrent processes never share one. */
+export function tempDataDir(): string {
+  return mkdtempSync(join(tmpdir(), 'sluice-data-'));
+}
+
+/** Spawns through the group when there is one, so the group stops it. */
+function start(group: ProcessGroup | undefined, app: string, args: string[], o: SpawnOptions) {
+  return group ? group.app(app, args, o) : spawnApp(app, args, o);
+}
+
+const healthy = async (url: string): Promise<boolean> =>
+  (await fetch(`${url}/health`)).status === 200;
+
+export interface FrontendOptions extends SpawnOptions {
+  natsUrl: string;
+  namespace?: string;
+  flags?: string[];
+  /** The app to run: `frontend`, or one built the same way (`custom-guard-example`). */
+  app?: string;
+  group?: ProcessGroup;
+}
+
+/**
+ * Starts a frontend on a free loopback port and waits until /health answers 200. Without
+ * `--database-url` or `--data-dir` among the flags it gets an embedded database in a fresh
+ * temporary directory.
+ */
+export async function startFrontend(o: FrontendOptions): Promise<FrontendStarted> {
+  const port = await freePort();
+  const namespace = o.namespace ?? uniqueNamespace();
+  const flags = o.flags ?? [];
+  const ownStore = flags.includes('--database-url') || flags.includes('--data-dir');
+  const proc = start(
+    o.group,
+    o.app ?? 'frontend',
+    [
+      ...['--http-host', '127.0.0.1', '--http-port', String(port)],
+      ...['--nats-url', o.natsUrl, '--namespace', namespace],
+      ...(ownStore ? [] : ['--data-dir', tempDataDir()]),
+      ...flags,
+    ],
+    o,
+  );
+  const url = `http://127.0.0.1:${port}`;
+  await proc.waitForOutput(/frontend listening on/, START_TIMEOUT_MS);
+  await waitFor(() => healthy(url), `${url}/health 200`, START_TIMEOUT_MS);
+  return { proc, url, port, namespace };
+}
+
+export interface EmbeddedOptions extends SpawnOptions {
+  flags?: string[];
+  /** What its start line must say beyond `sluice: ready at` (e.g. how it reads engines). */
+  ready?: RegExp;
+  group?: ProcessGroup;
+}
+
+/** `npm start`: the whole system in one process; an embedded database unless flags say else. */
+export async function startEmbedded(o: EmbeddedOptions = {}): Promise<Started> {
+  const port = await freePort();
+  const flags = o.flags ?? [];
+  const ownStore = flags.includes('--database-url') || flags.includes('--data-dir');
+  const proc = start(
+    o.group,
+    'embedded',
+    [
+      ...['--http-host', '127.0.0.1', '--http-port', String(port)],
+      ...(ownStore ? [] : ['--data-dir', tempDataDir()]),
+      ...flags,
+    ],
+    o,
+  );
+  await proc.waitForOutput(o.ready ?? /sluice: ready at/, START_TIMEOUT_MS);
+  return { proc, url: `http://127.0.0.1:${port}`, port };
+}
+
+export interface WorkerOptions extends SpawnOptions {
+  /** Worker flags; `--speedup 0` (answers at once) unless they set another. */
+  flags?: string[];
+  group?: ProcessGroup;
+}
+
+/** Starts a simulated worker and waits until it serves /v1/models. */
+export async function startWorker(o: WorkerOptions = {}): Promise<Started> {
+  const port = await freePort();
+  const proc = start(
+    o.group,
+    'worker',
+    ['--host', '127.0.0.1', '--port', String(port), '--speedup', '0', ...(o.flags ?? [])],
+    o,
+  );
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(
+    async () => (await fetch(`${url}/v1/models`)).ok,
+    `${url}/v1/models`,
+    START_TIMEOUT_MS,
+  );
+  return { proc, url, port };
+}
+
+export interface BridgeOptions extends SpawnOptions {
+  natsUrl: string;
+  namespace: string;
+  /** Bridge flags: the engine kind and its targets. */
+  flags: string[];
+  group?: ProcessGroup;
+}
+
+/** Starts a standalone engine bridge and waits until its /metrics and /health listen. */
+export async function startBridge(o: BridgeOptions): Promise<Started> {
+  const port = await freePort();
+  const proc = start(
+    o.group,
+    'bridge',
+    [
+      ...['--nats-url', o.natsUrl, '--namespace', o.namespace],
+      ...['--http-host', '127.0.0.1', '--http-port', String(port)],
+      ...o.flags,
+    ],
+    o,
+  );
+  await proc.waitForOutput(/\/metrics and \/health at/, START_TIMEOUT_MS);
+  return { proc, url: `http://127.0.0.1:${port}`, port };
+}
+
+/** Migrates a PostgreSQL database with the project's migrate app; throws with its output. */
+export async function runMigrations(databaseUrl: string, group?: ProcessGroup): Promise<void> {
+  const proc = start(group, 'migrate', ['run', '--database-url', databaseUrl], { name: 'migrate' });
+  const code = await proc.exited;
+  if (code !== 0) throw new Error(`migrate exited ${code}:\n${proc.output}`);
+}
