@@ -13,7 +13,7 @@ import { AdmissionDecision } from '../../libs/frontend/src/admission/admission-d
 import { AdmissionGuard } from '../../libs/frontend/src/admission/admission.guard';
 import { AdmissionPolicies } from '../../libs/frontend/src/admission/admission-policy';
 import { LifecycleService } from '../../libs/frontend/src/ops/lifecycle.service';
-import { ServiceOverloadedError } from '../../libs/frontend/src/admission/errors';
+import { ServiceOverloadedError } from '../../libs/frontend/src/admission/errors/service-overloaded.error';
 import { FrontendConfig } from '../../libs/frontend/src/config/frontend-config';
 import { WorkerRegistry } from '../../libs/frontend/src/monitor/worker-registry.service';
 import { ThresholdsService } from '../../libs/frontend/src/thresholds/thresholds.service';

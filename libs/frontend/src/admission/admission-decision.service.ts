@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { OVERLOAD_MESSAGE } from '@sluice/contracts';
 import { FrontendConfig } from '../config/frontend-config';
+import { encodeErrorBody } from '../errors/error-body';
 import { ErrorType } from '../metrics/metric-names';
 import { WorkerRegistry } from '../monitor/worker-registry.service';
 import { LifecycleService } from '../ops/lifecycle.service';
@@ -17,7 +18,7 @@ export interface Refusal {
 }
 
 function refusal(message: string, errorType: ErrorType, rejection: boolean): Refusal {
-  const payload = Buffer.from(JSON.stringify({ message, type: 'service_unavailable', code: 503 }));
+  const payload = encodeErrorBody(message, 'service_unavailable', 503);
   return { status: 503, payload, message, errorType, rejection };
 }
 

@@ -2,7 +2,9 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { endpointLabelFor } from '../metrics/request-metrics.service';
 import { AdmissionDecision, OVERLOADED } from './admission-decision.service';
 import { AdmissionPolicies, AdmissionRequest } from './admission-policy';
-import { ServiceOverloadedError, ShuttingDownError, withoutStack } from './errors';
+import { withoutStack } from '../errors/frontend.error';
+import { ServiceOverloadedError } from './errors/service-overloaded.error';
+import { ShuttingDownError } from './errors/shutting-down.error';
 
 interface HttpRequest {
   url: string;

@@ -5,7 +5,8 @@ import { FrontendConfig } from '../config/frontend-config';
 import { ErrorType } from '../metrics/metric-names';
 import { endpointLabelFor, RequestMetricsService } from '../metrics/request-metrics.service';
 import { OVERLOADED } from './admission-decision.service';
-import { FrontendError } from './errors';
+import { errorBody } from '../errors/error-body';
+import { FrontendError } from '../errors/frontend.error';
 
 interface Answer {
   body: OpenAiErrorBody;
@@ -67,7 +68,7 @@ export class OpenAiExceptionFilter implements ExceptionFilter {
 
   private toAnswer(exception: unknown): Answer {
     if (exception instanceof FrontendError) {
-      const body = { message: exception.message, type: exception.type, code: exception.status };
+      const body = errorBody(exception.message, exception.type, exception.status);
       return { body, errorType: exception.errorType, rejection: exception.isRejection };
     }
     if (exception instanceof HttpException) return this.fromHttpException(exception);
@@ -79,7 +80,7 @@ export class OpenAiExceptionFilter implements ExceptionFilter {
       exception instanceof Error ? (exception.stack ?? exception.message) : exception,
     );
     return {
-      body: { message: 'Internal server error', type: 'internal_error', code: 500 },
+      body: errorBody('Internal server error', 'internal_error', 500),
       errorType: 'internal',
       rejection: false,
     };
@@ -103,17 +104,16 @@ export class OpenAiExceptionFilter implements ExceptionFilter {
       typeof response === 'object' && response !== null && 'details' in response
         ? response
         : undefined;
-    const body: OpenAiErrorBody = {
-      message: fieldErrors
+    const body = errorBody(
+      fieldErrors
         ? `Invalid request: ${fieldErrors.join('; ')}`
         : report
           ? 'Not ready'
           : exception.message,
-      type: report ? 'service_unavailable' : known.type,
-      code: status,
-    };
-    if (fieldErrors) body.details = fieldErrors;
-    if (report) body.details = report;
+      report ? 'service_unavailable' : known.type,
+      status,
+      report ?? fieldErrors,
+    );
     return { body, errorType: known.errorType, rejection: false };
   }
 

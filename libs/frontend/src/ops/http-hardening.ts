@@ -5,6 +5,7 @@ import helmet from 'helmet';
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { encodeErrorBody } from '../errors/error-body';
 import { jsonBodyRefusal } from './json-cost';
 import { REQUEST_ID_HEADER } from './logging';
 
@@ -126,11 +127,11 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
       : status === 408
         ? 'Request timed out'
         : 'Malformed HTTP request';
-  const body = JSON.stringify({ message, type: 'invalid_request_error', code: status });
+  const body = encodeErrorBody(message, 'invalid_request_error', status);
   if (socket.writable) {
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.toString()}`,
     );
   }
   socket.destroy(err);
@@ -148,9 +149,8 @@ export function answerFrameworkError(
 ): void {
   const code = error.statusCode;
   const status = code !== undefined && code >= 400 && code < 500 ? code : 400;
-  const body = { message: error.message, type: 'invalid_request_error', code: status };
   void reply
     .code(status)
     .header('content-type', 'application/json')
-    .send(Buffer.from(JSON.stringify(body)));
+    .send(encodeErrorBody(error.message, 'invalid_request_error', status));
 }

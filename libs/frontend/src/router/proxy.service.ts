@@ -3,14 +3,15 @@ import { estimatePromptTokens } from '@sluice/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import { Dispatcher, errors as undiciErrors } from 'undici';
-import { UpstreamError, UpstreamTimeoutError } from '../admission/errors';
+import { UpstreamError, UpstreamTimeoutError } from './errors/upstream.error';
 import { FrontendConfig } from '../config/frontend-config';
+import { errorBody } from '../errors/error-body';
 import { EndpointLabel, ErrorType } from '../metrics/metric-names';
 import { RequestMetricsService } from '../metrics/request-metrics.service';
 import { WorkerEntry } from '../monitor/worker-entry';
 import { Lease, RouterService } from './router.service';
 import { Cancellation } from './cancellation';
-import { LOOP_STATUS, RequestLoopError } from './request-loop.error';
+import { LOOP_STATUS, RequestLoopError } from './errors/request-loop.error';
 import { sseBoundaryBefore, SseTail } from './sse-boundary';
 import { HOP_HEADER, UpstreamClient } from './upstream.client';
 import { AnswerTooLargeError, MidAnswerError, WholeAnswer } from './whole-answer.handler';
@@ -303,7 +304,7 @@ export class ProxyService {
       this.logFailure(x, err, `stream ended with an error event (${failure.status})`);
       // The error event must not be glued onto a half-relayed event.
       yield Buffer.from(
-        `${sseBoundaryBefore(tail)}data: ${JSON.stringify({ error: { message: failure.message, type: failure.type, code: failure.status } })}\n\n`,
+        `${sseBoundaryBefore(tail)}data: ${JSON.stringify({ error: errorBody(failure.message, failure.type, failure.status) })}\n\n`,
       );
     } finally {
       if (outcome !== '') x.cancel.cancel();

@@ -1,10 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { OVERLOAD_MESSAGE } from '@sluice/contracts';
-import {
-  ModelNotFoundError,
-  NoWorkersAvailableError,
-  ServiceOverloadedError,
-} from '../admission/errors';
+import { ServiceOverloadedError } from '../admission/errors/service-overloaded.error';
+import { ModelNotFoundError, NoWorkersAvailableError } from './errors/model-unavailable.error';
 import { FrontendConfig } from '../config/frontend-config';
 import { RequestMetricsService } from '../metrics/request-metrics.service';
 import { WorkerRegistry } from '../monitor/worker-registry.service';

@@ -1,10 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { FrontendConfig } from '../config/frontend-config';
-import {
-  ModelNotFoundError,
-  NoWorkersAvailableError,
-  ServiceOverloadedError,
-} from '../admission/errors';
+import { ServiceOverloadedError } from '../admission/errors/service-overloaded.error';
+import { ModelNotFoundError, NoWorkersAvailableError } from './errors/model-unavailable.error';
 import { RequestMetricsService } from '../metrics/request-metrics.service';
 import { ModelEntry, RankState, WorkerEntry } from '../monitor/worker-entry';
 import { RegistryObserver, WorkerRegistry } from '../monitor/worker-registry.service';

@@ -1,5 +1,5 @@
 import { OVERLOAD_MESSAGE } from '@sluice/contracts';
-import { FrontendError } from './frontend.error';
+import { FrontendError } from '../../errors/frontend.error';
 
 /** Every live worker of the model is busy, or the router queue refused the request. */
 export class ServiceOverloadedError extends FrontendError {

@@ -1,4 +1,4 @@
-import { FrontendError } from './frontend.error';
+import { FrontendError } from '../../errors/frontend.error';
 
 /** A shutdown is draining in-flight requests; new ones go to another replica. */
 export class ShuttingDownError extends FrontendError {

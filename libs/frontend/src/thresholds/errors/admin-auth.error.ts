@@ -1,4 +1,4 @@
-import { FrontendError } from '../../admission/errors';
+import { FrontendError } from '../../errors/frontend.error';
 
 export class AdminUnauthorizedError extends FrontendError {
   readonly status = 401;

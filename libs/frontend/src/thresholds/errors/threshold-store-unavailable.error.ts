@@ -1,4 +1,4 @@
-import { FrontendError } from '../../admission/errors';
+import { FrontendError } from '../../errors/frontend.error';
 
 /**
  * The database's error text names hosts, users and databases: it is for the log and for callers

@@ -1,4 +1,4 @@
-import { UpstreamError } from '../admission/errors';
+import { UpstreamError } from './upstream.error';
 
 /**
  * A request that another Sluice frontend proxied here (it carries the hop header): a load report

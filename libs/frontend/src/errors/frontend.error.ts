@@ -1,4 +1,4 @@
-import { ErrorType } from '../../metrics/metric-names';
+import { ErrorType } from '../metrics/metric-names';
 
 /**
  * A domain error the OpenAI exception filter knows how to answer: HTTP status, the contract's

@@ -1,4 +1,4 @@
-import { FrontendError } from './frontend.error';
+import { FrontendError } from '../../errors/frontend.error';
 
 /** The chosen worker failed (connection refused or reset, or a 5xx). */
 export class UpstreamError extends FrontendError {

@@ -1,4 +1,4 @@
-import { FrontendError } from './frontend.error';
+import { FrontendError } from '../../errors/frontend.error';
 
 /** No worker has ever reported this model. */
 export class ModelNotFoundError extends FrontendError {
