@@ -21,9 +21,6 @@ export class WorkerEntry {
   busyRanks = 0;
   busy = false;
   lastSeenMs: number;
-  /** Requests and prompt tokens this frontend has in flight on the worker (router state). */
-  inflightRequests = 0;
-  inflightPromptTokens = 0;
   /** Prompt tokens this frontend sent to the worker that have not produced a first token yet. */
   pendingPrefillTokens = 0;
   /** When the newest report was measured (its `timestamp_ms`, else when it arrived). */
@@ -71,8 +68,6 @@ export class WorkerEntry {
 export class ModelEntry {
   readonly workers = new Map<string, WorkerEntry>();
   readonly free: WorkerEntry[] = [];
-  /** Round-robin cursor. */
-  cursor = 0;
 
   constructor(readonly name: string) {}
 

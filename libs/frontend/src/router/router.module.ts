@@ -5,10 +5,11 @@ import { MonitorModule } from '../monitor/monitor.module';
 import { ProxyService } from './proxy.service';
 import { RouterService } from './router.service';
 import { UpstreamClient } from './upstream.client';
+import { WorkerTraffic } from './worker-traffic';
 
 @Module({
   imports: [MetricsModule, MonitorModule],
-  providers: [RequestMetricsService, RouterService, UpstreamClient, ProxyService],
-  exports: [RequestMetricsService, ProxyService],
+  providers: [RequestMetricsService, WorkerTraffic, RouterService, UpstreamClient, ProxyService],
+  exports: [RequestMetricsService, WorkerTraffic, ProxyService],
 })
 export class RouterModule {}

@@ -7,12 +7,14 @@ import { RequestMetricsService } from '../metrics/request-metrics.service';
 import { WorkerRegistry } from '../monitor/worker-registry.service';
 import { ThresholdsService } from '../thresholds/thresholds.service';
 import { Lease, RouterService } from './router.service';
+import { WorkerTraffic } from './worker-traffic';
 
 const M = 'm';
 
 describe('RouterService', () => {
   let registry: WorkerRegistry;
   let queued: { inc: jest.Mock; dec: jest.Mock };
+  let traffic: WorkerTraffic;
   let sut: RouterService;
   const signal = new AbortController();
 
@@ -31,7 +33,13 @@ describe('RouterService', () => {
     });
     registry = new WorkerRegistry(config, new ThresholdsService(config));
     queued = { inc: jest.fn(), dec: jest.fn() };
-    sut = new RouterService(config, registry, { queued } as unknown as RequestMetricsService);
+    traffic = new WorkerTraffic();
+    sut = new RouterService(
+      config,
+      registry,
+      { queued } as unknown as RequestMetricsService,
+      traffic,
+    );
     sut.onModuleInit();
   };
 
@@ -98,10 +106,11 @@ describe('RouterService', () => {
   it('leases a free worker and counts its prompt tokens until released once', () => {
     report('w1');
     const l = lease(40);
-    expect(l.worker).toMatchObject({ id: 'w1', inflightRequests: 1, inflightPromptTokens: 40 });
+    expect(l.worker.id).toBe('w1');
+    expect(traffic.peek(l.worker)).toEqual({ requests: 1, promptTokens: 40 });
     l.release();
     l.release();
-    expect(l.worker).toMatchObject({ inflightRequests: 0, inflightPromptTokens: 0 });
+    expect(traffic.peek(l.worker)).toEqual({ requests: 0, promptTokens: 0 });
   });
 
   it('counts prompt tokens as waiting for prefill until the first token, once', () => {
@@ -115,7 +124,7 @@ describe('RouterService', () => {
     a.release();
     b.release(); // ended before its first token (e.g. cancelled): no longer waiting either
     expect(a.worker.pendingPrefillTokens).toBe(0);
-    expect(a.worker.inflightPromptTokens).toBe(0);
+    expect(traffic.peek(a.worker).promptTokens).toBe(0);
   });
 
   it('without a queue threshold rejects as overloaded when every worker is busy', () => {
@@ -202,7 +211,7 @@ describe('RouterService', () => {
     expect(queued.dec).toHaveBeenCalledWith({ model: M });
 
     holder.release();
-    expect(holder.worker.inflightPromptTokens).toBe(0); // nothing was handed to the timed-out one
+    expect(traffic.peek(holder.worker).promptTokens).toBe(0); // nothing was handed to the timed-out one
   });
 
   it('removes a queued request whose client went away', async () => {
@@ -219,6 +228,6 @@ describe('RouterService', () => {
 
     holder.release();
     await Promise.all([stays, third]);
-    expect(holder.worker.inflightPromptTokens).toBe(9 + 1); // the aborted 7 never got a lease
+    expect(traffic.peek(holder.worker).promptTokens).toBe(9 + 1); // the aborted 7 never got a lease
   });
 });

@@ -6,7 +6,8 @@ import { RequestMetricsService } from '../metrics/request-metrics.service';
 import { ModelEntry, RankState, WorkerEntry } from '../monitor/worker-entry';
 import { RegistryObserver, WorkerRegistry } from '../monitor/worker-registry.service';
 import { RouterQueue } from './router-queue';
-import { pickWorker } from './worker-picker';
+import { ModelRoute, pickWorker } from './worker-picker';
+import { WorkerTraffic } from './worker-traffic';
 
 /** A worker reserved for one request; `release` must be called exactly once when it ends. */
 export interface Lease {
@@ -28,6 +29,7 @@ const QUEUE_TIMEOUT =
 @Injectable()
 export class RouterService implements OnModuleInit, RegistryObserver {
   private readonly queues = new Map<string, RouterQueue<Lease>>();
+  private readonly routes = new Map<string, ModelRoute>();
   private readonly eligible: ((w: WorkerEntry) => boolean) | null;
   private readonly admissionOn: boolean;
 
@@ -35,6 +37,7 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     private readonly config: FrontendConfig,
     private readonly registry: WorkerRegistry,
     private readonly metrics: RequestMetricsService,
+    private readonly traffic: WorkerTraffic,
   ) {
     const f = config.routerQueueThreshold;
     this.admissionOn = config.admissionControl === 'token-capacity';
@@ -43,7 +46,7 @@ export class RouterService implements OnModuleInit, RegistryObserver {
         ? null
         : (w) => {
             const budget = w.batchedTokenBudget();
-            return budget === undefined || w.inflightPromptTokens <= f * budget;
+            return budget === undefined || traffic.peek(w).promptTokens <= f * budget;
           };
   }
 
@@ -87,15 +90,25 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     // Waiters stay queued until a worker frees up or their timeout fires.
   }
 
+  modelForgotten(name: string): void {
+    this.routes.delete(name);
+  }
+
   private pick(model: ModelEntry, exclude?: WorkerEntry): WorkerEntry | undefined {
     const candidates =
       model.free.length > 0 || this.admissionOn ? model.free : [...model.workers.values()];
-    return pickWorker(this.config.routerMode, model, candidates, this.eligible, exclude);
+    let route = this.routes.get(model.name);
+    if (!route) {
+      route = { cursor: 0, traffic: this.traffic };
+      this.routes.set(model.name, route);
+    }
+    return pickWorker(this.config.routerMode, route, candidates, this.eligible, exclude);
   }
 
   private lease(worker: WorkerEntry, promptTokens: number): Lease {
-    worker.inflightRequests++;
-    worker.inflightPromptTokens += promptTokens;
+    const inflight = this.traffic.of(worker);
+    inflight.requests++;
+    inflight.promptTokens += promptTokens;
     this.registry.addPendingPrefill(worker, promptTokens);
     let prefilling = true;
     let released = false;
@@ -111,8 +124,8 @@ export class RouterService implements OnModuleInit, RegistryObserver {
         if (released) return;
         released = true;
         firstToken();
-        worker.inflightRequests--;
-        worker.inflightPromptTokens -= promptTokens;
+        inflight.requests--;
+        inflight.promptTokens -= promptTokens;
         if (this.queues.get(worker.model)?.size) this.drain(worker.model);
       },
     };

@@ -1,9 +1,12 @@
-import { ModelEntry, WorkerEntry } from '../monitor/worker-entry';
-import { pickWorker } from './worker-picker';
+import { WorkerEntry } from '../monitor/worker-entry';
+import { ModelRoute, pickWorker } from './worker-picker';
+import { WorkerTraffic } from './worker-traffic';
+
+const traffic = new WorkerTraffic();
 
 const worker = (id: string, inflightPromptTokens = 0, kv = 0): WorkerEntry => {
   const w = new WorkerEntry(id, 'm', `http://${id}`, 1, 0);
-  w.inflightPromptTokens = inflightPromptTokens;
+  traffic.of(w).promptTokens = inflightPromptTokens;
   w.ranks.set(0, {
     activeDecodeBlocks: kv,
     kvTotalBlocks: 100,
@@ -18,13 +21,13 @@ const worker = (id: string, inflightPromptTokens = 0, kv = 0): WorkerEntry => {
 
 describe('pickWorker', () => {
   const sut = pickWorker;
-  let model: ModelEntry;
+  let model: ModelRoute;
   let a: WorkerEntry;
   let b: WorkerEntry;
   let c: WorkerEntry;
 
   beforeEach(() => {
-    model = new ModelEntry('m');
+    model = { cursor: 0, traffic };
     [a, b, c] = [worker('a'), worker('b'), worker('c')];
   });
 

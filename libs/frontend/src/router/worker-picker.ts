@@ -1,5 +1,12 @@
 import { RouterMode } from '../config/frontend-config';
-import { ModelEntry, WorkerEntry } from '../monitor/worker-entry';
+import { WorkerEntry } from '../monitor/worker-entry';
+import { WorkerTraffic } from './worker-traffic';
+
+/** The router's state for one model: where round-robin goes next, and the traffic it reads. */
+export interface ModelRoute {
+  cursor: number;
+  readonly traffic: WorkerTraffic;
+}
 
 /**
  * Chooses a worker among the candidates (the model's free workers, or all of them when
@@ -8,7 +15,7 @@ import { ModelEntry, WorkerEntry } from '../monitor/worker-entry';
  */
 export function pickWorker(
   mode: RouterMode,
-  model: ModelEntry,
+  route: ModelRoute,
   candidates: readonly WorkerEntry[],
   eligible: ((w: WorkerEntry) => boolean) | null,
   exclude?: WorkerEntry,
@@ -18,14 +25,14 @@ export function pickWorker(
   const ok = (w: WorkerEntry): boolean => w !== exclude && (eligible === null || eligible(w));
   switch (mode) {
     case 'least-loaded':
-      return leastLoaded(candidates, ok);
+      return leastLoaded(candidates, ok, route.traffic);
     case 'random': {
       const start = Math.floor(Math.random() * n);
       return scanFrom(candidates, start, ok);
     }
     case 'round-robin': {
-      const start = model.cursor++ % n;
-      if (model.cursor >= Number.MAX_SAFE_INTEGER) model.cursor = 0;
+      const start = route.cursor++ % n;
+      if (route.cursor >= Number.MAX_SAFE_INTEGER) route.cursor = 0;
       return scanFrom(candidates, start, ok);
     }
   }
@@ -47,13 +54,14 @@ function scanFrom(
 function leastLoaded(
   candidates: readonly WorkerEntry[],
   ok: (w: WorkerEntry) => boolean,
+  traffic: WorkerTraffic,
 ): WorkerEntry | undefined {
   let best: WorkerEntry | undefined;
   let bestScore = Infinity;
   for (const w of candidates) {
     if (!ok(w)) continue;
     // Own in-flight prompt tokens first (exact and instant), reported KV usage breaks ties.
-    const score = w.inflightPromptTokens + w.kvUsage();
+    const score = traffic.peek(w).promptTokens + w.kvUsage();
     if (score < bestScore) {
       best = w;
       bestScore = score;
