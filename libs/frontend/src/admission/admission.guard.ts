@@ -1,5 +1,5 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
-import { endpointLabelFor } from '../metrics/request-metrics.service';
+import { endpointLabelFor } from '../metrics/metric-names';
 import { AdmissionDecision, OVERLOADED } from './admission-decision.service';
 import { AdmissionPolicies, AdmissionRequest } from './admission-policy';
 import { withoutStack } from '../errors/frontend.error';

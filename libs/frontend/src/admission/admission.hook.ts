@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FrontendConfig } from '../config/frontend-config';
-import { EndpointLabel } from '../metrics/metric-names';
-import { endpointLabelFor, RequestMetricsService } from '../metrics/request-metrics.service';
+import { EndpointLabel, endpointLabelFor } from '../metrics/metric-names';
+import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { AdmissionDecision } from './admission-decision.service';
 
 type PreHandler = (

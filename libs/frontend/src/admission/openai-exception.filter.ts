@@ -2,8 +2,8 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import { HttpAdapterHost } from '@nestjs/core';
 import { OpenAiErrorBody, OVERLOAD_MESSAGE } from '@sluice/contracts';
 import { FrontendConfig } from '../config/frontend-config';
-import { ErrorType } from '../metrics/metric-names';
-import { endpointLabelFor, RequestMetricsService } from '../metrics/request-metrics.service';
+import { endpointLabelFor, ErrorType } from '../metrics/metric-names';
+import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { OVERLOADED } from './admission-decision.service';
 import { errorBody } from '../errors/error-body';
 import { FrontendError } from '../errors/frontend.error';

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { MetricsModule } from '../metrics/metrics.module';
-import { monitorMetricProviders } from '../metrics/monitor-metrics.providers';
+import { workerMetricProviders } from './worker-metrics.providers';
 import { BusStateService } from '../ops/bus-state.service';
 import { ThresholdsService } from '../thresholds/thresholds.service';
 import { KvMetricsController } from './kv-metrics.controller';
@@ -15,7 +15,7 @@ import { WorkerRegistry } from './worker-registry.service';
     ThresholdsService,
     WorkerRegistry,
     MonitorService,
-    ...monitorMetricProviders,
+    ...workerMetricProviders,
     BusStateService,
   ],
   exports: [ThresholdsService, WorkerRegistry, BusStateService],

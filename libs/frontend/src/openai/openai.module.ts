@@ -6,6 +6,7 @@ import { InflightPerKeyPolicy } from '../admission/policies/inflight-per-key.pol
 import { FrontendConfig } from '../config/frontend-config';
 import { MonitorModule } from '../monitor/monitor.module';
 import { OpsModule } from '../ops/ops.module';
+import { RequestMetricsModule } from '../request-metrics/request-metrics.module';
 import { RouterModule } from '../router/router.module';
 import { ModelsService } from './models.service';
 import { OpenAiController } from './openai.controller';
@@ -20,7 +21,7 @@ export class OpenAiModule {
     ];
     return {
       module: OpenAiModule,
-      imports: [MonitorModule, RouterModule, OpsModule],
+      imports: [MonitorModule, RouterModule, OpsModule, RequestMetricsModule],
       controllers: [OpenAiController],
       providers: [
         ModelsService,

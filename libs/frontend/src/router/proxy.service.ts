@@ -7,7 +7,7 @@ import { UpstreamError, UpstreamTimeoutError } from './errors/upstream.error';
 import { FrontendConfig } from '../config/frontend-config';
 import { errorBody } from '../errors/error-body';
 import { EndpointLabel, ErrorType } from '../metrics/metric-names';
-import { RequestMetricsService } from '../metrics/request-metrics.service';
+import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { WorkerEntry } from '../monitor/worker-entry';
 import { Lease, RouterService } from './router.service';
 import { Cancellation } from './cancellation';

@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
-import { MetricsModule } from '../metrics/metrics.module';
-import { RequestMetricsService } from '../metrics/request-metrics.service';
+import { RequestMetricsModule } from '../request-metrics/request-metrics.module';
 import { MonitorModule } from '../monitor/monitor.module';
 import { ProxyService } from './proxy.service';
 import { RouterService } from './router.service';
@@ -8,8 +7,8 @@ import { UpstreamClient } from './upstream.client';
 import { WorkerTraffic } from './worker-traffic';
 
 @Module({
-  imports: [MetricsModule, MonitorModule],
-  providers: [RequestMetricsService, WorkerTraffic, RouterService, UpstreamClient, ProxyService],
-  exports: [RequestMetricsService, WorkerTraffic, ProxyService],
+  imports: [MonitorModule, RequestMetricsModule],
+  providers: [WorkerTraffic, RouterService, UpstreamClient, ProxyService],
+  exports: [WorkerTraffic, ProxyService],
 })
 export class RouterModule {}

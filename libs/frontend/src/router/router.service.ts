@@ -2,7 +2,7 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { FrontendConfig } from '../config/frontend-config';
 import { ServiceOverloadedError } from '../admission/errors/service-overloaded.error';
 import { ModelNotFoundError, NoWorkersAvailableError } from './errors/model-unavailable.error';
-import { RequestMetricsService } from '../metrics/request-metrics.service';
+import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { ModelEntry, RankState, WorkerEntry } from '../monitor/worker-entry';
 import { RegistryObserver, WorkerRegistry } from '../monitor/worker-registry.service';
 import { RouterQueue } from './router-queue';

@@ -3,11 +3,11 @@ import { Test } from '@nestjs/testing';
 import { KvMetricsReport } from '@sluice/contracts';
 import { register } from 'prom-client';
 import { FrontendConfig } from '../config/frontend-config';
-import { MonitorService } from '../monitor/monitor.service';
-import { WorkerRegistry } from '../monitor/worker-registry.service';
+import { MonitorService } from './monitor.service';
+import { WorkerRegistry } from './worker-registry.service';
 import { ThresholdsService } from '../thresholds/thresholds.service';
-import { metricProviders } from './metrics.providers';
-import { monitorMetricProviders } from './monitor-metrics.providers';
+import { metricProviders } from '../metrics/metrics.providers';
+import { workerMetricProviders } from './worker-metrics.providers';
 
 const M = 'Qwen/Qwen3-0.6B';
 
@@ -57,7 +57,7 @@ describe('monitor metrics', () => {
         WorkerRegistry,
         MonitorService,
         ...metricProviders,
-        ...monitorMetricProviders,
+        ...workerMetricProviders,
       ],
     }).compile();
     sut = module.get(WorkerRegistry);

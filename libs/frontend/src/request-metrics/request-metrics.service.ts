@@ -2,18 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { WorkerRegistry } from '../monitor/worker-registry.service';
-import { EndpointLabel, ErrorType, METRIC } from './metric-names';
-
-const ENDPOINTS: Record<string, EndpointLabel> = {
-  '/v1/chat/completions': 'chat_completions',
-  '/v1/completions': 'completions',
-  '/v1/embeddings': 'embeddings',
-};
-
-export function endpointLabelFor(url: string): EndpointLabel | undefined {
-  const q = url.indexOf('?');
-  return ENDPOINTS[q === -1 ? url : url.slice(0, q)];
-}
+import { ENDPOINT_LABELS, EndpointLabel, ErrorType, METRIC } from '../metrics/metric-names';
 
 const REQUEST_TYPES = ['stream', 'unary'] as const;
 const ERROR_TYPES: readonly ErrorType[] = [
@@ -73,8 +62,7 @@ export class RequestMetricsService {
 
   /** Removes every series of a model the registry no longer knows (issue 11: cardinality). */
   private async forget(model: string): Promise<void> {
-    const endpoints = Object.values(ENDPOINTS);
-    for (const endpoint of endpoints) {
+    for (const endpoint of ENDPOINT_LABELS) {
       this.rejections.remove({ model, endpoint });
       for (const request_type of REQUEST_TYPES) {
         for (const error_type of ERROR_TYPES) {

@@ -1,10 +1,10 @@
 import { Provider } from '@nestjs/common';
 import { makeCounterProvider, makeGaugeProvider } from '@willsoto/nestjs-prometheus';
 import { Counter, Gauge } from 'prom-client';
-import { MonitorService } from '../monitor/monitor.service';
-import { RankState } from '../monitor/worker-entry';
-import { WorkerRegistry } from '../monitor/worker-registry.service';
-import { METRIC } from './metric-names';
+import { MonitorService } from './monitor.service';
+import { RankState } from './worker-entry';
+import { WorkerRegistry } from './worker-registry.service';
+import { METRIC } from '../metrics/metric-names';
 
 type RankField = keyof Pick<
   RankState,
@@ -38,7 +38,7 @@ function rankGauge(name: string, help: string, field: RankField): Provider {
 }
 
 /** Registered by the monitor module, which owns what these metrics are read from. */
-export const monitorMetricProviders: Provider[] = [
+export const workerMetricProviders: Provider[] = [
   rankGauge(
     METRIC.workerDecodeBlocks,
     'KV-cache blocks in use, as last reported by the worker rank',

@@ -5,7 +5,7 @@ import { register } from 'prom-client';
 import { FrontendConfig } from '../config/frontend-config';
 import { MAX_EMPTY_MODELS, WorkerRegistry } from '../monitor/worker-registry.service';
 import { ThresholdsService } from '../thresholds/thresholds.service';
-import { metricProviders } from './metrics.providers';
+import { metricProviders } from '../metrics/metrics.providers';
 import { RequestMetricsService } from './request-metrics.service';
 
 const report = (workerId: string, model: string): KvMetricsReport => ({
