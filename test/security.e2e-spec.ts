@@ -79,7 +79,7 @@ describe('security', () => {
   describe('admin tokens', () => {
     it('compares tokens as SHA-256 digests with timingSafeEqual, over every configured token', () => {
       const guard = readFileSync(
-        join(ROOT, 'libs/frontend/src/thresholds/admin-auth.guard.ts'),
+        join(ROOT, 'libs/frontend/src/threshold-admin/admin-auth.guard.ts'),
         'utf8',
       );
       expect(guard).toMatch(/timingSafeEqual\(presented, t\.digest\)/);

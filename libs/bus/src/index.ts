@@ -1,6 +1,7 @@
 export { InProcessBus } from './in-process-bus';
 export { InProcessTransport } from './in-process.transport';
 export { NamespacedNatsServer } from './namespaced-nats.server';
+export { ServerEventPublisher } from './server-event-publisher';
 export {
   EventPublisher,
   InProcessEventPublisher,

@@ -1,5 +1,6 @@
 import { DynamicModule, Module, Type } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
+import { InProcessBus } from '@sluice/bus';
 import { AdmissionPolicy } from './admission/admission-policy';
 import { OpenAiExceptionFilter } from './admission/openai-exception.filter';
 import { FrontendConfig } from './config/frontend-config';
@@ -12,22 +13,30 @@ import { OpsModule } from './ops/ops.module';
 import { RequestMetricsModule } from './request-metrics/request-metrics.module';
 import { RouterModule } from './router/router.module';
 import { StatusModule } from './status/status.module';
+import { ThresholdAdminModule } from './threshold-admin/threshold-admin.module';
 import { ThresholdsModule } from './thresholds/thresholds.module';
+import { EmbeddedBusModule } from './transport/transport.module';
 
 /** The whole frontend: OpenAI API, admission, router, worker monitor, metrics. */
 @Module({})
 export class FrontendModule {
-  static forRoot(config: FrontendConfig, policies: Type<AdmissionPolicy>[] = []): DynamicModule {
+  static forRoot(
+    config: FrontendConfig,
+    policies: Type<AdmissionPolicy>[] = [],
+    embeddedBus?: InProcessBus,
+  ): DynamicModule {
     return {
       module: FrontendModule,
       imports: [
         FrontendConfigModule.forRoot(config),
+        EmbeddedBusModule.forRoot(embeddedBus),
         MetricsModule,
         RequestMetricsModule,
         MonitorModule,
         RouterModule,
         OpenAiModule.forRoot(config, policies),
         ThresholdsModule,
+        ThresholdAdminModule,
         OpsModule,
         StatusModule,
         EngineBridgeModule,

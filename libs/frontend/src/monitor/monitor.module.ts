@@ -1,23 +1,18 @@
 import { Module } from '@nestjs/common';
 import { MetricsModule } from '../metrics/metrics.module';
-import { workerMetricProviders } from './worker-metrics.providers';
-import { BusStateService } from '../ops/bus-state.service';
-import { ThresholdsService } from '../thresholds/thresholds.service';
+import { ThresholdsModule } from '../thresholds/thresholds.module';
+import { TransportModule } from '../transport/transport.module';
+import { BusStateService } from './bus-state.service';
 import { KvMetricsController } from './kv-metrics.controller';
 import { MonitorService } from './monitor.service';
+import { workerMetricProviders } from './worker-metrics.providers';
 import { WorkerRegistry } from './worker-registry.service';
 
 /** The worker monitor: load reports in, per-model busy state out. */
 @Module({
-  imports: [MetricsModule],
+  imports: [MetricsModule, ThresholdsModule, TransportModule],
   controllers: [KvMetricsController],
-  providers: [
-    ThresholdsService,
-    WorkerRegistry,
-    MonitorService,
-    ...workerMetricProviders,
-    BusStateService,
-  ],
-  exports: [ThresholdsService, WorkerRegistry, BusStateService],
+  providers: [WorkerRegistry, MonitorService, BusStateService, ...workerMetricProviders],
+  exports: [WorkerRegistry, MonitorService, BusStateService],
 })
 export class MonitorModule {}

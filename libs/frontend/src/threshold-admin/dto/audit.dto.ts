@@ -10,8 +10,8 @@ import {
   MaxLength,
   Min,
 } from 'class-validator';
-import { IsStorableText } from './storable-text';
-import { ThresholdValuesDto } from './threshold-values.dto';
+import { IsStorableText } from '../../thresholds/dto/storable-text';
+import { ThresholdValuesDto } from '../../thresholds/dto/threshold-values.dto';
 
 export class AuditQueryDto {
   /** Only changes to this model. */

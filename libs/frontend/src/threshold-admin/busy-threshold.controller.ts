@@ -15,7 +15,7 @@ import { AdminAuthGuard, AdminRequest } from './admin-auth.guard';
 import { DeclaredKeysPipe } from './declared-keys.pipe';
 import { AuditPageDto, AuditQueryDto } from './dto/audit.dto';
 import { SetThresholdDto } from './dto/set-threshold.dto';
-import { ThresholdEntryDto, ThresholdListDto } from './dto/threshold-entry.dto';
+import { ThresholdEntryDto, ThresholdListDto } from '../thresholds/dto/threshold-entry.dto';
 import { ThresholdAdminService } from './threshold-admin.service';
 
 /** Strict for the admin API: unknown keys are refused, nothing is coerced. */

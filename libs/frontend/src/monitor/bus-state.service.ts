@@ -1,10 +1,10 @@
-import { Injectable, Logger } from '@nestjs/common';
-
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Gauge } from 'prom-client';
 import { Observable, Subscription } from 'rxjs';
 import { METRIC } from '../metrics/metric-names';
-import { WorkerRegistry } from '../monitor/worker-registry.service';
+import { MonitorTransport } from '../transport/monitor-transport';
+import { WorkerRegistry } from './worker-registry.service';
 
 export type BusState = 'connected' | 'disconnected' | 'embedded';
 
@@ -13,7 +13,7 @@ export type BusState = 'connected' | 'disconnected' | 'embedded';
  * workers: their silence is ours, not theirs, and admission keeps the last known load.
  */
 @Injectable()
-export class BusStateService {
+export class BusStateService implements OnModuleInit {
   private readonly logger = new Logger('WorkerMonitor');
   private current: BusState = 'disconnected';
   private subscription: Subscription | undefined;
@@ -21,8 +21,14 @@ export class BusStateService {
   constructor(
     private readonly registry: WorkerRegistry,
     @InjectMetric(METRIC.busConnected) private readonly connected: Gauge,
+    private readonly transport: MonitorTransport,
   ) {
     this.connected.set(0);
+  }
+
+  onModuleInit(): void {
+    if (this.transport.nats) this.attach(this.transport.nats);
+    else this.attachEmbedded();
   }
 
   get state(): BusState {

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { WireKey } from '../threshold-wire';
+import { WireKey } from '../../thresholds/threshold-wire';
 import {
   IsInt,
   IsNotEmpty,
@@ -10,7 +10,7 @@ import {
   Min,
   ValidateIf,
 } from 'class-validator';
-import { IsStorableText } from './storable-text';
+import { IsStorableText } from '../../thresholds/dto/storable-text';
 
 /** Present and not null: validate it. `null` clears the stored value; absent leaves it. */
 const whenGiven = ValidateIf((_o: object, v: unknown) => v !== undefined && v !== null);

@@ -1,5 +1,5 @@
 import { ArgumentMetadata, BadRequestException, ValidationPipe } from '@nestjs/common';
-import { THRESHOLD_SPECS } from '../busy-thresholds';
+import { THRESHOLD_SPECS } from '../../thresholds/busy-thresholds';
 import { DeclaredKeysPipe } from '../declared-keys.pipe';
 import { SetThresholdDto } from './set-threshold.dto';
 

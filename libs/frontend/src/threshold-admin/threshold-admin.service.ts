@@ -3,7 +3,7 @@ import { LogThrottle } from '../monitor/log-throttle';
 import { WorkerRegistry } from '../monitor/worker-registry.service';
 import { AuditPageDto, AuditQueryDto } from './dto/audit.dto';
 import { SetThresholdDto } from './dto/set-threshold.dto';
-import { ThresholdEntryDto } from './dto/threshold-entry.dto';
+import { ThresholdEntryDto } from '../thresholds/dto/threshold-entry.dto';
 import {
   ThresholdChangeUnconfirmedError,
   ThresholdStoreUnavailableError,
@@ -14,11 +14,11 @@ import {
   ThresholdPatch,
   ThresholdRepository,
   ThresholdValues,
-} from './persistence';
-import { ThresholdSyncService } from './threshold-sync.service';
-import { THRESHOLD_SPECS } from './busy-thresholds';
-import { toWire } from './threshold-wire';
-import { ThresholdsService } from './thresholds.service';
+} from '../thresholds/persistence';
+import { ThresholdSyncService } from '../thresholds/threshold-sync.service';
+import { THRESHOLD_SPECS } from '../thresholds/busy-thresholds';
+import { toWire } from '../thresholds/threshold-wire';
+import { ThresholdsService } from '../thresholds/thresholds.service';
 
 const DEFAULT_AUDIT_PAGE = 50;
 const AUDIT_FAILURE_LOG_INTERVAL_MS = 10000;
