@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { InProcessBus } from '@sluice/bus';
 import { redactedUrl } from '@sluice/contracts';
-import { answerRefusalsEarly } from './admission/admission.hook';
+import { installAdmission } from './admission/early-refusal.hook';
 import { AdmissionPolicy } from './admission/admission-policy';
 import { FrontendConfig } from './config/frontend-config';
 import { InProcessBridge } from './engine-bridge/in-process-bridge.service';
@@ -59,7 +59,7 @@ export async function createFrontendApp(
     { logger },
   );
   hardenHttp(app);
-  answerRefusalsEarly(app);
+  installAdmission(app);
   if (config.accessLog) installAccessLog(app, logger);
   connectMonitor(app);
   setupOpenApi(app);

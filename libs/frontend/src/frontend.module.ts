@@ -2,7 +2,9 @@ import { DynamicModule, Module, Type } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { InProcessBus } from '@sluice/bus';
 import { AdmissionPolicy } from './admission/admission-policy';
+import { AdmissionModule } from './admission/admission.module';
 import { OpenAiExceptionFilter } from './admission/openai-exception.filter';
+import { ServiceOverloadedFilter } from './admission/service-overloaded.filter';
 import { FrontendConfig } from './config/frontend-config';
 import { FrontendConfigModule } from './config/frontend-config.module';
 import { EngineBridgeModule } from './engine-bridge/engine-bridge.module';
@@ -34,14 +36,20 @@ export class FrontendModule {
         RequestMetricsModule,
         MonitorModule,
         RouterModule,
-        OpenAiModule.forRoot(config, policies),
+        AdmissionModule.forRoot(config, policies),
+        OpenAiModule,
         ThresholdsModule,
         ThresholdAdminModule,
         OpsModule,
         StatusModule,
         EngineBridgeModule,
       ],
-      providers: [{ provide: APP_FILTER, useClass: OpenAiExceptionFilter }],
+      // Nest tries global filters last registered first: the 503 filter goes after the catch-all.
+      providers: [
+        OpenAiExceptionFilter,
+        { provide: APP_FILTER, useExisting: OpenAiExceptionFilter },
+        { provide: APP_FILTER, useExisting: ServiceOverloadedFilter },
+      ],
     };
   }
 }

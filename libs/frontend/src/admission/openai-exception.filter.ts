@@ -1,17 +1,14 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { OpenAiErrorBody, OVERLOAD_MESSAGE } from '@sluice/contracts';
-import { FrontendConfig } from '../config/frontend-config';
+import { OpenAiErrorBody } from '@sluice/contracts';
 import { endpointLabelFor, ErrorType } from '../metrics/metric-names';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
-import { OVERLOADED } from './admission-decision.service';
 import { errorBody } from '../errors/error-body';
 import { FrontendError } from '../errors/frontend.error';
 
 interface Answer {
   body: OpenAiErrorBody;
   errorType: ErrorType;
-  rejection: boolean;
 }
 
 const HTTP_TYPES: Record<number, { type: string; errorType: ErrorType }> = {
@@ -32,8 +29,9 @@ function clientErrorStatus(exception: unknown): number | undefined {
 }
 
 /**
- * Turns every error into the contract's JSON body (§3.1). Written against HttpAdapterHost so it
- * does not depend on Fastify; the overload rejection gets `Retry-After` and is counted.
+ * Turns every error into the contract's JSON body (§3.1) and counts it. Written against
+ * HttpAdapterHost so it does not depend on Fastify. The admission's 503s have their own filter
+ * (`ServiceOverloadedFilter`), which Nest tries first.
  */
 @Catch()
 export class OpenAiExceptionFilter implements ExceptionFilter {
@@ -41,7 +39,6 @@ export class OpenAiExceptionFilter implements ExceptionFilter {
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,
-    private readonly config: FrontendConfig,
     private readonly metrics: RequestMetricsService,
   ) {}
 
@@ -53,23 +50,16 @@ export class OpenAiExceptionFilter implements ExceptionFilter {
     const adapter = this.adapterHost.httpAdapter;
     const answer = this.toAnswer(exception);
     this.count(req, answer);
-    if (answer.rejection && this.config.retryAfterSecs > 0) {
-      adapter.setHeader(res, 'Retry-After', String(this.config.retryAfterSecs));
-    }
     // A Buffer keeps the Content-Type exactly `application/json` (Fastify appends a charset to
     // strings and objects); contract §3.1 spells the header out.
     adapter.setHeader(res, 'Content-Type', 'application/json');
-    const payload =
-      answer.body.message === OVERLOAD_MESSAGE && answer.rejection
-        ? OVERLOADED.payload
-        : Buffer.from(JSON.stringify(answer.body));
-    adapter.reply(res, payload, answer.body.code);
+    adapter.reply(res, Buffer.from(JSON.stringify(answer.body)), answer.body.code);
   }
 
   private toAnswer(exception: unknown): Answer {
     if (exception instanceof FrontendError) {
       const body = errorBody(exception.message, exception.type, exception.status);
-      return { body, errorType: exception.errorType, rejection: exception.isRejection };
+      return { body, errorType: exception.errorType };
     }
     if (exception instanceof HttpException) return this.fromHttpException(exception);
     const status = clientErrorStatus(exception);
@@ -82,7 +72,6 @@ export class OpenAiExceptionFilter implements ExceptionFilter {
     return {
       body: errorBody('Internal server error', 'internal_error', 500),
       errorType: 'internal',
-      rejection: false,
     };
   }
 
@@ -114,7 +103,7 @@ export class OpenAiExceptionFilter implements ExceptionFilter {
       status,
       report ?? fieldErrors,
     );
-    return { body, errorType: known.errorType, rejection: false };
+    return { body, errorType: known.errorType };
   }
 
   private count(
@@ -124,7 +113,6 @@ export class OpenAiExceptionFilter implements ExceptionFilter {
     const endpoint = endpointLabelFor(req.url);
     if (!endpoint) return;
     const model = this.metrics.modelLabel(req.body?.model);
-    if (answer.rejection) this.metrics.rejected(model, endpoint);
     this.metrics.answered(model, endpoint, req.body?.stream === true, answer.errorType);
   }
 }

@@ -8,8 +8,6 @@ export abstract class FrontendError extends Error {
   abstract readonly status: number;
   abstract readonly type: string;
   abstract readonly errorType: ErrorType;
-  /** Counted in `dynamo_frontend_model_rejection_total` and given a `Retry-After`. */
-  readonly isRejection: boolean = false;
 }
 
 /**

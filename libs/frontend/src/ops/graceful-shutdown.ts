@@ -1,6 +1,6 @@
 import { INestApplication, Logger } from '@nestjs/common';
 import { ProxyService } from '../router/proxy.service';
-import { LifecycleService } from './lifecycle.service';
+import { LifecycleService } from '../admission/lifecycle.service';
 
 const POLL_MS = 50;
 

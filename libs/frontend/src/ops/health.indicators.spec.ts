@@ -3,7 +3,7 @@ import { ThresholdRepository } from '../thresholds/persistence';
 import { ThresholdSyncService } from '../thresholds/threshold-sync.service';
 import { BusStateService } from '../monitor/bus-state.service';
 import { HealthIndicators } from './health.indicators';
-import { LifecycleService } from './lifecycle.service';
+import { LifecycleService } from '../admission/lifecycle.service';
 
 describe('HealthIndicators.databaseHealth', () => {
   let pings: number;

@@ -4,7 +4,6 @@ import { MonitorModule } from '../monitor/monitor.module';
 import { ThresholdsModule } from '../thresholds/thresholds.module';
 import { HealthCheckLogger } from './health-check.logger';
 import { HealthIndicators } from './health.indicators';
-import { LifecycleService } from './lifecycle.service';
 import { OpsController } from './ops.controller';
 
 @Module({
@@ -14,7 +13,6 @@ import { OpsController } from './ops.controller';
     ThresholdsModule,
   ],
   controllers: [OpsController],
-  providers: [HealthIndicators, LifecycleService],
-  exports: [LifecycleService],
+  providers: [HealthIndicators],
 })
 export class OpsModule {}

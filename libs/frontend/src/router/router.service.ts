@@ -1,6 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { FrontendConfig } from '../config/frontend-config';
 import { ServiceOverloadedError } from '../admission/errors/service-overloaded.error';
+import { overloadRefusal } from '../admission/refusal';
 import { ModelNotFoundError, NoWorkersAvailableError } from './errors/model-unavailable.error';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { ModelEntry, RankState, WorkerEntry } from '../monitor/worker-entry';
@@ -17,9 +18,12 @@ export interface Lease {
   release(): void;
 }
 
-const QUEUE_FULL = 'Service temporarily unavailable: the router queue is full, please retry later';
-const QUEUE_TIMEOUT =
-  'Service temporarily unavailable: timed out waiting in the router queue, please retry later';
+const QUEUE_FULL = overloadRefusal(
+  'Service temporarily unavailable: the router queue is full, please retry later',
+);
+const QUEUE_TIMEOUT = overloadRefusal(
+  'Service temporarily unavailable: timed out waiting in the router queue, please retry later',
+);
 
 /**
  * Picks a non-busy worker for each request (`--router-mode`) and, with

@@ -4,6 +4,7 @@ import { FrontendConfig } from '../config/frontend-config';
 import { EndpointLabel, endpointLabelFor } from '../metrics/metric-names';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { AdmissionDecision } from './admission-decision.service';
+import { countRefusal, retryAfterOf, writeRefusal } from './refusal';
 
 type PreHandler = (
   request: FastifyRequest,
@@ -17,29 +18,23 @@ type PreHandler = (
  * before Nest's router, guard and exception filter. The 503 is the hottest answer Sluice gives
  * and, sent from here with its pre-encoded body, it costs no exception and no Nest pipeline.
  * Headers set on every reply (security headers, `x-request-id`) and the access log still apply;
- * it is counted exactly as the exception filter counts a refusal. Admitted requests go on to
- * the admission guard, which runs the configured policies.
+ * it is written and counted by the same functions as the 503 filter's. Admitted requests go on
+ * to the admission guard, which runs the configured policies.
  *
  * Must be installed before `app.init()`, which registers the routes.
  */
-export function answerRefusalsEarly(app: NestFastifyApplication): void {
+export function installAdmission(app: NestFastifyApplication): void {
   const decision = app.get(AdmissionDecision);
   const metrics = app.get(RequestMetricsService);
-  const retryAfter = app.get(FrontendConfig).retryAfterSecs;
-  const retryAfterValue = retryAfter > 0 ? String(retryAfter) : null;
+  const retryAfter = retryAfterOf(app.get(FrontendConfig));
 
   const hookFor = (endpoint: EndpointLabel): PreHandler =>
     function refuseEarly(request, reply, done) {
       const body = request.body as { model?: unknown; stream?: unknown } | null | undefined;
       const refusal = decision.decide(body);
       if (refusal === null) return done();
-      const model = metrics.modelLabel(body?.model);
-      if (refusal.rejection) metrics.rejected(model, endpoint);
-      metrics.answered(model, endpoint, body?.stream === true, refusal.errorType);
-      reply.code(refusal.status).header('content-type', 'application/json');
-      if (refusal.rejection && retryAfterValue !== null)
-        reply.header('retry-after', retryAfterValue);
-      void reply.send(refusal.payload);
+      countRefusal(metrics, endpoint, body, refusal);
+      writeRefusal(reply, refusal, retryAfter);
     };
 
   app
