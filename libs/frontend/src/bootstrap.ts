@@ -8,10 +8,10 @@ import { AdmissionPolicy } from './admission/admission-policy';
 import { FrontendConfig } from './config/frontend-config';
 import { InProcessBridge } from './engine-bridge/in-process-bridge.service';
 import { FrontendModule } from './frontend.module';
-import { drainAndClose, installSignalHandlers } from './ops/graceful-shutdown';
-import { answerFrameworkError, hardenHttp } from './ops/http-hardening';
-import { installAccessLog, PinoLoggerService, requestIdFor } from './ops/logging';
-import { setupOpenApi } from './ops/openapi';
+import { drainAndClose, installSignalHandlers } from './health/graceful-shutdown';
+import { answerFrameworkError } from './http/http-hardening';
+import { installHttp } from './http/install-http';
+import { PinoLoggerService, requestIdFor } from './http/logging';
 import { describeAdmission } from './thresholds/describe-admission';
 import { connectMonitor } from './transport/connect-monitor';
 
@@ -58,11 +58,9 @@ export async function createFrontendApp(
     adapter,
     { logger },
   );
-  hardenHttp(app);
+  installHttp(app, config, logger);
   installAdmission(app);
-  if (config.accessLog) installAccessLog(app, logger);
   connectMonitor(app);
-  setupOpenApi(app);
   // Thresholds are loaded (retrying while the database is away) before anything is served.
   await app.init();
   const log = new NestLogger('Sluice');

@@ -3,23 +3,23 @@ import { APP_FILTER } from '@nestjs/core';
 import { InProcessBus } from '@sluice/bus';
 import { AdmissionPolicy } from './admission/admission-policy';
 import { AdmissionModule } from './admission/admission.module';
-import { OpenAiExceptionFilter } from './admission/openai-exception.filter';
 import { ServiceOverloadedFilter } from './admission/service-overloaded.filter';
+import { CompletionsModule } from './completions/completions.module';
 import { FrontendConfig } from './config/frontend-config';
 import { FrontendConfigModule } from './config/frontend-config.module';
 import { EngineBridgeModule } from './engine-bridge/engine-bridge.module';
-import { MetricsModule } from './metrics/metrics.module';
-import { MonitorModule } from './monitor/monitor.module';
-import { OpenAiModule } from './openai/openai.module';
-import { OpsModule } from './ops/ops.module';
-import { RequestMetricsModule } from './request-metrics/request-metrics.module';
-import { RouterModule } from './router/router.module';
+import { HealthModule } from './health/health.module';
+import { HttpModule } from './http/http.module';
+import { OpenAiExceptionFilter } from './http/openai-exception.filter';
 import { StatusModule } from './status/status.module';
 import { ThresholdAdminModule } from './threshold-admin/threshold-admin.module';
-import { ThresholdsModule } from './thresholds/thresholds.module';
 import { EmbeddedBusModule } from './transport/transport.module';
 
-/** The whole frontend: OpenAI API, admission, router, worker monitor, metrics. */
+/**
+ * The whole frontend. Each folder is one module that depends only on the folders below it
+ * (docs/architecture.md; the lint rule checks it); this module puts the top floor together
+ * with the values given at start.
+ */
 @Module({})
 export class FrontendModule {
   static forRoot(
@@ -32,21 +32,16 @@ export class FrontendModule {
       imports: [
         FrontendConfigModule.forRoot(config),
         EmbeddedBusModule.forRoot(embeddedBus),
-        MetricsModule,
-        RequestMetricsModule,
-        MonitorModule,
-        RouterModule,
         AdmissionModule.forRoot(config, policies),
-        OpenAiModule,
-        ThresholdsModule,
+        CompletionsModule,
         ThresholdAdminModule,
-        OpsModule,
         StatusModule,
+        HealthModule,
+        HttpModule,
         EngineBridgeModule,
       ],
       // Nest tries global filters last registered first: the 503 filter goes after the catch-all.
       providers: [
-        OpenAiExceptionFilter,
         { provide: APP_FILTER, useExisting: OpenAiExceptionFilter },
         { provide: APP_FILTER, useExisting: ServiceOverloadedFilter },
       ],

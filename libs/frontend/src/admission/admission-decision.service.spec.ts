@@ -1,6 +1,6 @@
 import { FrontendConfig } from '../config/frontend-config';
-import { ModelEntry, WorkerEntry } from '../monitor/worker-entry';
-import { WorkerRegistry } from '../monitor/worker-registry.service';
+import { ModelEntry, WorkerEntry } from '../worker-monitor/worker-entry';
+import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
 import { LifecycleService } from './lifecycle.service';
 import { AdmissionDecision } from './admission-decision.service';
 import { DRAINING, OVERLOADED } from './refusal';

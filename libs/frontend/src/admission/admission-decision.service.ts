@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { FrontendConfig } from '../config/frontend-config';
-import { WorkerRegistry } from '../monitor/worker-registry.service';
+import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
 import { LifecycleService } from './lifecycle.service';
 import { DRAINING, OVERLOADED, Refusal } from './refusal';
 

@@ -1,6 +1,6 @@
 import { DynamicModule, Module, Type } from '@nestjs/common';
 import { FrontendConfig } from '../config/frontend-config';
-import { MonitorModule } from '../monitor/monitor.module';
+import { WorkerMonitorModule } from '../worker-monitor/worker-monitor.module';
 import { RequestMetricsModule } from '../request-metrics/request-metrics.module';
 import { AdmissionDecision } from './admission-decision.service';
 import { AdmissionGuard } from './admission.guard';
@@ -27,7 +27,7 @@ export class AdmissionModule {
     return {
       module: AdmissionModule,
       global: true,
-      imports: [MonitorModule, RequestMetricsModule],
+      imports: [WorkerMonitorModule, RequestMetricsModule],
       providers: [
         LifecycleService,
         AdmissionDecision,

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { MetricsModule } from '../metrics/metrics.module';
-import { MonitorModule } from '../monitor/monitor.module';
+import { WorkerMonitorModule } from '../worker-monitor/worker-monitor.module';
 import { RequestMetricsService } from './request-metrics.service';
 
 /**
@@ -8,7 +8,7 @@ import { RequestMetricsService } from './request-metrics.service';
  * error filter; their model labels are bounded by the models the worker monitor knows.
  */
 @Module({
-  imports: [MetricsModule, MonitorModule],
+  imports: [MetricsModule, WorkerMonitorModule],
   providers: [RequestMetricsService],
   exports: [RequestMetricsService],
 })

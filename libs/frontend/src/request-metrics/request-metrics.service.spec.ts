@@ -3,7 +3,7 @@ import { Test } from '@nestjs/testing';
 import { KvMetricsReport } from '@sluice/contracts';
 import { register } from 'prom-client';
 import { FrontendConfig } from '../config/frontend-config';
-import { MAX_EMPTY_MODELS, WorkerRegistry } from '../monitor/worker-registry.service';
+import { MAX_EMPTY_MODELS, WorkerRegistry } from '../worker-monitor/worker-registry.service';
 import { ThresholdsService } from '../thresholds/thresholds.service';
 import { metricProviders } from '../metrics/metrics.providers';
 import { RequestMetricsService } from './request-metrics.service';

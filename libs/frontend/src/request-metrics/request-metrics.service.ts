@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Counter, Gauge, Histogram } from 'prom-client';
-import { WorkerRegistry } from '../monitor/worker-registry.service';
+import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
 import { ENDPOINT_LABELS, EndpointLabel, ErrorType, METRIC } from '../metrics/metric-names';
 
 const REQUEST_TYPES = ['stream', 'unary'] as const;

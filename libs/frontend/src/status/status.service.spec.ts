@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { FrontendConfig } from '../config/frontend-config';
-import { WorkerRegistry } from '../monitor/worker-registry.service';
-import { WorkerTraffic } from '../router/worker-traffic';
+import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
+import { WorkerTraffic } from '../completions/routing/worker-traffic';
 import { ThresholdsService } from '../thresholds/thresholds.service';
 import { RejectionRateService } from './rejection-rate.service';
 import { STATUS_LIMITS, StatusService } from './status.service';

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { FrontendConfig } from '../config/frontend-config';
-import { ModelEntry, WorkerEntry } from '../monitor/worker-entry';
-import { WorkerRegistry } from '../monitor/worker-registry.service';
-import { WorkerTraffic } from '../router/worker-traffic';
+import { ModelEntry, WorkerEntry } from '../worker-monitor/worker-entry';
+import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
+import { WorkerTraffic } from '../completions/routing/worker-traffic';
 import { BusyThresholds } from '../thresholds/busy-thresholds';
 import { toWire } from '../thresholds/threshold-wire';
 import { ThresholdsService } from '../thresholds/thresholds.service';

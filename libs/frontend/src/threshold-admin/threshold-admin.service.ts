@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { LogThrottle } from '../monitor/log-throttle';
-import { WorkerRegistry } from '../monitor/worker-registry.service';
+import { LogThrottle } from '../worker-monitor/log-throttle';
+import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
 import { AuditPageDto, AuditQueryDto } from './dto/audit.dto';
 import { SetThresholdDto } from './dto/set-threshold.dto';
 import { ThresholdEntryDto } from '../thresholds/dto/threshold-entry.dto';

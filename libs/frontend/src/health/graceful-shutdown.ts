@@ -1,5 +1,5 @@
 import { INestApplication, Logger } from '@nestjs/common';
-import { ProxyService } from '../router/proxy.service';
+import { ProxyService } from '../completions/proxy.service';
 import { LifecycleService } from '../admission/lifecycle.service';
 
 const POLL_MS = 50;

@@ -1,8 +1,8 @@
 import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { Dispatcher, Pool } from 'undici';
-import { FrontendConfig } from '../config/frontend-config';
-import { WorkerEntry } from '../monitor/worker-entry';
-import { RegistryObserver, WorkerRegistry } from '../monitor/worker-registry.service';
+import { FrontendConfig } from '../../config/frontend-config';
+import { WorkerEntry } from '../../worker-monitor/worker-entry';
+import { RegistryObserver, WorkerRegistry } from '../../worker-monitor/worker-registry.service';
 import { AnswerTooLargeError, WholeAnswer, WholeAnswerHandler } from './whole-answer.handler';
 
 /**

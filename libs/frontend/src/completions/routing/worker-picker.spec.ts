@@ -1,4 +1,4 @@
-import { WorkerEntry } from '../monitor/worker-entry';
+import { WorkerEntry } from '../../worker-monitor/worker-entry';
 import { ModelRoute, pickWorker } from './worker-picker';
 import { WorkerTraffic } from './worker-traffic';
 

@@ -1,5 +1,5 @@
-import { ModelEntry } from '../monitor/worker-entry';
-import { WorkerRegistry } from '../monitor/worker-registry.service';
+import { ModelEntry } from '../worker-monitor/worker-entry';
+import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
 import { ModelsService } from './models.service';
 
 /** Just enough registry: models by name, each with one live worker. */

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { WorkerRegistry } from '../monitor/worker-registry.service';
+import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
 
 export interface ModelDto {
   id: string;

@@ -1,11 +1,11 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { FrontendConfig } from '../config/frontend-config';
-import { ServiceOverloadedError } from '../admission/errors/service-overloaded.error';
-import { overloadRefusal } from '../admission/refusal';
-import { ModelNotFoundError, NoWorkersAvailableError } from './errors/model-unavailable.error';
-import { RequestMetricsService } from '../request-metrics/request-metrics.service';
-import { ModelEntry, RankState, WorkerEntry } from '../monitor/worker-entry';
-import { RegistryObserver, WorkerRegistry } from '../monitor/worker-registry.service';
+import { FrontendConfig } from '../../config/frontend-config';
+import { ServiceOverloadedError } from '../../admission/errors/service-overloaded.error';
+import { overloadRefusal } from '../../admission/refusal';
+import { ModelNotFoundError, NoWorkersAvailableError } from '../errors/model-unavailable.error';
+import { RequestMetricsService } from '../../request-metrics/request-metrics.service';
+import { ModelEntry, RankState, WorkerEntry } from '../../worker-monitor/worker-entry';
+import { RegistryObserver, WorkerRegistry } from '../../worker-monitor/worker-registry.service';
 import { RouterQueue } from './router-queue';
 import { ModelRoute, pickWorker } from './worker-picker';
 import { WorkerTraffic } from './worker-traffic';

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Post, Res, UseGuards, UsePipes } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { AdmissionGuard } from '../admission/admission.guard';
-import { ProxyService } from '../router/proxy.service';
+import { ProxyService } from './proxy.service';
 import {
   ChatCompletionRequestDto,
   CompletionRequestDto,

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
 import { ThresholdRepository } from '../thresholds/persistence';
 import { ThresholdSyncService } from '../thresholds/threshold-sync.service';
-import { BusStateService } from '../monitor/bus-state.service';
+import { BusStateService } from '../worker-monitor/bus-state.service';
 import { LifecycleService } from '../admission/lifecycle.service';
 
 const PING_TIMEOUT_MS = 1000;

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { WorkerEntry } from '../monitor/worker-entry';
+import { WorkerEntry } from '../../worker-monitor/worker-entry';
 
 /** What this frontend has in flight on one worker: requests leased and their prompt tokens. */
 export interface Inflight {

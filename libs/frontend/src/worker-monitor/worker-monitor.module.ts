@@ -15,4 +15,4 @@ import { WorkerRegistry } from './worker-registry.service';
   providers: [WorkerRegistry, MonitorService, BusStateService, ...workerMetricProviders],
   exports: [WorkerRegistry, MonitorService, BusStateService],
 })
-export class MonitorModule {}
+export class WorkerMonitorModule {}

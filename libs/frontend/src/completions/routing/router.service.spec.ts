@@ -1,11 +1,11 @@
 import { Logger } from '@nestjs/common';
 import { OVERLOAD_MESSAGE } from '@sluice/contracts';
-import { ServiceOverloadedError } from '../admission/errors/service-overloaded.error';
-import { ModelNotFoundError, NoWorkersAvailableError } from './errors/model-unavailable.error';
-import { FrontendConfig } from '../config/frontend-config';
-import { RequestMetricsService } from '../request-metrics/request-metrics.service';
-import { WorkerRegistry } from '../monitor/worker-registry.service';
-import { ThresholdsService } from '../thresholds/thresholds.service';
+import { ServiceOverloadedError } from '../../admission/errors/service-overloaded.error';
+import { ModelNotFoundError, NoWorkersAvailableError } from '../errors/model-unavailable.error';
+import { FrontendConfig } from '../../config/frontend-config';
+import { RequestMetricsService } from '../../request-metrics/request-metrics.service';
+import { WorkerRegistry } from '../../worker-monitor/worker-registry.service';
+import { ThresholdsService } from '../../thresholds/thresholds.service';
 import { Lease, RouterService } from './router.service';
 import { WorkerTraffic } from './worker-traffic';
 

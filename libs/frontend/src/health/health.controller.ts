@@ -6,7 +6,7 @@ import { HealthIndicators } from './health.indicators';
 /** Liveness and readiness probes. */
 @ApiTags('operations')
 @Controller()
-export class OpsController {
+export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly indicators: HealthIndicators,

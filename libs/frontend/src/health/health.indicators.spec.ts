@@ -1,7 +1,7 @@
 import { HealthIndicatorService } from '@nestjs/terminus';
 import { ThresholdRepository } from '../thresholds/persistence';
 import { ThresholdSyncService } from '../thresholds/threshold-sync.service';
-import { BusStateService } from '../monitor/bus-state.service';
+import { BusStateService } from '../worker-monitor/bus-state.service';
 import { HealthIndicators } from './health.indicators';
 import { LifecycleService } from '../admission/lifecycle.service';
 

@@ -8,14 +8,14 @@ import { FrontendConfig } from '../config/frontend-config';
 import { errorBody } from '../errors/error-body';
 import { EndpointLabel, ErrorType } from '../metrics/metric-names';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
-import { WorkerEntry } from '../monitor/worker-entry';
-import { Lease, RouterService } from './router.service';
+import { WorkerEntry } from '../worker-monitor/worker-entry';
+import { Lease, RouterService } from './routing/router.service';
 import { Cancellation } from './cancellation';
 import { LOOP_STATUS, RequestLoopError } from './errors/request-loop.error';
-import { sseBoundaryBefore, SseTail } from './sse-boundary';
-import { HOP_HEADER, UpstreamClient } from './upstream.client';
-import { AnswerTooLargeError, MidAnswerError, WholeAnswer } from './whole-answer.handler';
-import { UpstreamFailuresLogger } from './upstream-failures.logger';
+import { sseBoundaryBefore, SseTail } from './upstream/sse-boundary';
+import { HOP_HEADER, UpstreamClient } from './upstream/upstream.client';
+import { AnswerTooLargeError, MidAnswerError, WholeAnswer } from './upstream/whole-answer.handler';
+import { UpstreamFailuresLogger } from './upstream/upstream-failures.logger';
 
 /** The fields of an OpenAI body the proxy reads; the whole body is forwarded as received. */
 export interface OpenAiRequestBody {

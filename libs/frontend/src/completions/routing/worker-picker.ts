@@ -1,5 +1,5 @@
-import { RouterMode } from '../config/frontend-config';
-import { WorkerEntry } from '../monitor/worker-entry';
+import { RouterMode } from '../../config/frontend-config';
+import { WorkerEntry } from '../../worker-monitor/worker-entry';
 import { WorkerTraffic } from './worker-traffic';
 
 /** The router's state for one model: where round-robin goes next, and the traffic it reads. */
