@@ -12,10 +12,10 @@ import { ExecutionContext, Logger } from '@nestjs/common';
 import { AdmissionDecision } from '../../libs/frontend/src/admission/admission-decision.service';
 import { AdmissionGuard } from '../../libs/frontend/src/admission/admission.guard';
 import { AdmissionPolicies } from '../../libs/frontend/src/admission/admission-policy';
-import { LifecycleService } from '../../libs/frontend/src/ops/lifecycle.service';
-import { ServiceOverloadedError } from '../../libs/frontend/src/admission/errors';
+import { LifecycleService } from '../../libs/frontend/src/admission/lifecycle.service';
+import { ServiceOverloadedError } from '../../libs/frontend/src/admission/errors/service-overloaded.error';
 import { FrontendConfig } from '../../libs/frontend/src/config/frontend-config';
-import { WorkerRegistry } from '../../libs/frontend/src/monitor/worker-registry.service';
+import { WorkerRegistry } from '../../libs/frontend/src/worker-monitor/worker-registry.service';
 import { ThresholdsService } from '../../libs/frontend/src/thresholds/thresholds.service';
 import { parseKvMetricsReport } from '@sluice/contracts';
 

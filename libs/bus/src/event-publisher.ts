@@ -3,9 +3,6 @@ import { Logger } from '@nestjs/common';
 import { connect, NatsConnection } from 'nats';
 import { InProcessBus } from './in-process-bus';
 
-/** Publishes one JSON message on a subject: what the frontend, a worker and a bridge need. */
-export type Publish = (subject: string, payload: object) => void;
-
 /** Where a worker sends its contract §4 events: NATS, or the embedded in-process bus. */
 export abstract class EventPublisher {
   abstract publish(subject: string, payload: object): void;

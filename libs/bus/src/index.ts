@@ -1,9 +1,5 @@
 export { InProcessBus } from './in-process-bus';
 export { InProcessTransport } from './in-process.transport';
 export { NamespacedNatsServer } from './namespaced-nats.server';
-export {
-  EventPublisher,
-  InProcessEventPublisher,
-  NatsEventPublisher,
-  type Publish,
-} from './event-publisher';
+export { ServerEventPublisher } from './server-event-publisher';
+export { EventPublisher, InProcessEventPublisher, NatsEventPublisher } from './event-publisher';

@@ -3,18 +3,17 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { InProcessBus } from '@sluice/bus';
 import { redactedUrl } from '@sluice/contracts';
-import { answerRefusalsEarly } from './admission/admission.hook';
+import { installAdmission } from './admission/early-refusal.hook';
 import { AdmissionPolicy } from './admission/admission-policy';
 import { FrontendConfig } from './config/frontend-config';
 import { InProcessBridge } from './engine-bridge/in-process-bridge.service';
 import { FrontendModule } from './frontend.module';
-import { drainAndClose, installSignalHandlers } from './ops/graceful-shutdown';
-import { answerFrameworkError, hardenHttp } from './ops/http-hardening';
-import { installAccessLog, PinoLoggerService, requestIdFor } from './ops/logging';
-import { connectMonitor } from './ops/monitor-transport';
-import { setupOpenApi } from './ops/openapi';
+import { drainAndClose, installSignalHandlers } from './health/graceful-shutdown';
+import { answerFrameworkError } from './http/http-hardening';
+import { installHttp } from './http/install-http';
+import { PinoLoggerService, requestIdFor } from './http/logging';
 import { describeAdmission } from './thresholds/describe-admission';
-import { ThresholdSyncService } from './thresholds/threshold-sync.service';
+import { connectMonitor } from './transport/connect-monitor';
 
 const REQUEST_TIMEOUT_MS = 30_000;
 
@@ -55,25 +54,22 @@ export async function createFrontendApp(
   });
   const logger = PinoLoggerService.create(config.logLevel);
   const app = await NestFactory.create<NestFastifyApplication>(
-    FrontendModule.forRoot(config, options.policies ?? []),
+    FrontendModule.forRoot(config, options.policies ?? [], options.embeddedBus),
     adapter,
     { logger },
   );
-  hardenHttp(app);
-  answerRefusalsEarly(app);
-  if (config.accessLog) installAccessLog(app, logger);
-  const publisher = connectMonitor(app, config, options.embeddedBus);
-  setupOpenApi(app);
+  installHttp(app, config, logger);
+  installAdmission(app);
+  connectMonitor(app);
   // Thresholds are loaded (retrying while the database is away) before anything is served.
   await app.init();
-  app.get(ThresholdSyncService).setPublisher(publisher);
   const log = new NestLogger('Sluice');
   const bus = config.natsUrl ? redactedUrl(config.natsUrl) : 'embedded in-process';
   // NATS unreachable at boot must not keep the frontend from listening: /live answers, /health
   // reports the bus down, and the monitor connects (retrying forever) in the background.
   const monitorStarted = startMonitor(app, log, bus);
   if (!config.natsUrl) await monitorStarted;
-  await app.get(InProcessBridge).start(publisher);
+  await app.get(InProcessBridge).start();
   await app.listen(config.httpPort, config.httpHost);
   if (options.shutdownHooks ?? true) installSignalHandlers(app, config.shutdownTimeoutMs);
   const url = listeningUrl(app, config);

@@ -1,36 +1,52 @@
 import { DynamicModule, Module, Type } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
+import { InProcessBus } from '@sluice/bus';
 import { AdmissionPolicy } from './admission/admission-policy';
-import { OpenAiExceptionFilter } from './admission/openai-exception.filter';
+import { AdmissionModule } from './admission/admission.module';
+import { ServiceOverloadedFilter } from './admission/service-overloaded.filter';
+import { CompletionsModule } from './completions/completions.module';
 import { FrontendConfig } from './config/frontend-config';
 import { FrontendConfigModule } from './config/frontend-config.module';
 import { EngineBridgeModule } from './engine-bridge/engine-bridge.module';
-import { metricsEndpoint } from './metrics/metrics-endpoint.module';
-import { MonitorModule } from './monitor/monitor.module';
-import { OpenAiModule } from './openai/openai.module';
-import { OpsModule } from './ops/ops.module';
-import { RouterModule } from './router/router.module';
+import { HealthModule } from './health/health.module';
+import { HttpModule } from './http/http.module';
+import { metricsEndpoint } from './metrics-endpoint/metrics-endpoint.module';
+import { OpenAiExceptionFilter } from './http/openai-exception.filter';
 import { StatusModule } from './status/status.module';
-import { ThresholdsModule } from './thresholds/thresholds.module';
+import { ThresholdAdminModule } from './threshold-admin/threshold-admin.module';
+import { EmbeddedBusModule } from './transport/transport.module';
 
-/** The whole frontend: OpenAI API, admission, router, worker monitor, metrics. */
+/**
+ * The whole frontend. Each folder is one module that depends only on the folders below it
+ * (docs/architecture.md; the lint rule checks it); this module puts the top floor together
+ * with the values given at start.
+ */
 @Module({})
 export class FrontendModule {
-  static forRoot(config: FrontendConfig, policies: Type<AdmissionPolicy>[] = []): DynamicModule {
+  static forRoot(
+    config: FrontendConfig,
+    policies: Type<AdmissionPolicy>[] = [],
+    embeddedBus?: InProcessBus,
+  ): DynamicModule {
     return {
       module: FrontendModule,
       imports: [
         FrontendConfigModule.forRoot(config),
-        metricsEndpoint(),
-        MonitorModule,
-        RouterModule,
-        OpenAiModule.forRoot(config, policies),
-        ThresholdsModule,
-        OpsModule,
+        EmbeddedBusModule.forRoot(embeddedBus),
+        AdmissionModule.forRoot(config, policies),
+        CompletionsModule,
+        ThresholdAdminModule,
         StatusModule,
+        HealthModule,
+        HttpModule,
+        metricsEndpoint(),
         EngineBridgeModule,
       ],
-      providers: [{ provide: APP_FILTER, useClass: OpenAiExceptionFilter }],
+      // Nest tries global filters last registered first: the 503 filter goes after the catch-all.
+      providers: [
+        { provide: APP_FILTER, useExisting: OpenAiExceptionFilter },
+        { provide: APP_FILTER, useExisting: ServiceOverloadedFilter },
+      ],
     };
   }
 }

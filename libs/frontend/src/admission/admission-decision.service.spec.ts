@@ -1,8 +1,9 @@
 import { FrontendConfig } from '../config/frontend-config';
-import { ModelEntry, WorkerEntry } from '../monitor/worker-entry';
-import { WorkerRegistry } from '../monitor/worker-registry.service';
-import { LifecycleService } from '../ops/lifecycle.service';
-import { AdmissionDecision, DRAINING, OVERLOADED } from './admission-decision.service';
+import { ModelEntry, WorkerEntry } from '../worker-monitor/worker-entry';
+import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
+import { LifecycleService } from './lifecycle.service';
+import { AdmissionDecision } from './admission-decision.service';
+import { DRAINING, OVERLOADED } from './refusal';
 
 /** A registry with one model, `busy`, whose only worker is busy, and one, `free`, with a free one. */
 function registry(): WorkerRegistry {

@@ -1,5 +1,5 @@
 import { ErrorType, EndpointLabel } from '../metrics/metric-names';
-import { FrontendError } from './errors';
+import { FrontendError } from '../errors/frontend.error';
 
 /** What a policy may look at for one request, and how to hear that it has ended. */
 export interface AdmissionRequest {

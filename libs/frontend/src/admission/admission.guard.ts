@@ -1,8 +1,11 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
-import { endpointLabelFor } from '../metrics/request-metrics.service';
-import { AdmissionDecision, OVERLOADED } from './admission-decision.service';
+import { endpointLabelFor } from '../metrics/metric-names';
+import { AdmissionDecision } from './admission-decision.service';
 import { AdmissionPolicies, AdmissionRequest } from './admission-policy';
-import { ServiceOverloadedError, ShuttingDownError, withoutStack } from './errors';
+import { withoutStack } from '../errors/frontend.error';
+import { ServiceOverloadedError } from './errors/service-overloaded.error';
+import { ShuttingDownError } from './errors/shutting-down.error';
+import { OVERLOADED } from './refusal';
 
 interface HttpRequest {
   url: string;
@@ -18,7 +21,7 @@ type Closable = { once(event: 'close', listener: () => void): unknown };
  * runs the configured admission policies. Runs before validation and before any byte is
  * streamed; bodies without a model pass through, to be answered by validation (400).
  *
- * In the running server the early 503 hook (`admission.hook.ts`) has already answered what the
+ * In the running server the early refusal hook (`early-refusal.hook.ts`) has already answered what the
  * built-in decision refuses; the guard asks the same decision again so that a module compiled
  * without the hook (tests, other adapters) behaves the same.
  */

@@ -1,8 +1,8 @@
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { EngineBridge, EngineName, type BridgeWorkerStatus } from '@sluice/bridge';
+import { EventPublisher } from '@sluice/bus';
 import { register } from 'prom-client';
 import { FrontendConfig } from '../config/frontend-config';
-import type { Publish } from '@sluice/bus';
 
 /**
  * Contract §7, `--engine-target ENGINE=[NAME=]URL`: the engine bridge run inside the frontend,
@@ -14,10 +14,13 @@ export class InProcessBridge implements OnModuleDestroy {
   private readonly logger = new Logger('EngineBridge');
   private bridges: EngineBridge[] = [];
 
-  constructor(private readonly config: FrontendConfig) {}
+  constructor(
+    private readonly config: FrontendConfig,
+    private readonly publisher: EventPublisher,
+  ) {}
 
   /** Starts scraping every configured engine; a no-op without `--engine-target`. */
-  async start(publish: Publish): Promise<void> {
+  async start(): Promise<void> {
     if (this.bridges.length > 0) return;
     const byEngine = new Map<EngineName, string[]>();
     for (const { engine, spec } of this.config.engineTargets) {
@@ -28,7 +31,7 @@ export class InProcessBridge implements OnModuleDestroy {
         engine,
         targets,
         namespace: this.config.namespace,
-        publisher: { publish },
+        publisher: this.publisher,
         registry: register,
         source: `frontend bridge ${engine}`,
         logger: this.logger,

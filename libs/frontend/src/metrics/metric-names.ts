@@ -24,3 +24,18 @@ export const METRIC = {
 export type EndpointLabel = 'chat_completions' | 'completions' | 'embeddings';
 export type ErrorType =
   '' | 'overload' | 'validation' | 'not_found' | 'unavailable' | 'upstream' | 'internal';
+
+const ENDPOINTS: Record<string, EndpointLabel> = {
+  '/v1/chat/completions': 'chat_completions',
+  '/v1/completions': 'completions',
+  '/v1/embeddings': 'embeddings',
+};
+
+/** Every value of the `endpoint` label. */
+export const ENDPOINT_LABELS: readonly EndpointLabel[] = Object.values(ENDPOINTS);
+
+/** The `endpoint` label of an OpenAI route, or undefined for any other URL. */
+export function endpointLabelFor(url: string): EndpointLabel | undefined {
+  const q = url.indexOf('?');
+  return ENDPOINTS[q === -1 ? url : url.slice(0, q)];
+}

@@ -10,7 +10,7 @@ const latencyBuckets = [
   0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600,
 ];
 
-/** The per-worker gauges are in `worker-gauges.providers.ts`: they read the worker registry. */
+/** The per-worker gauges are in `monitor/worker-metrics.providers.ts`: they read the registry. */
 export const metricProviders = [
   makeCounterProvider({
     name: METRIC.rejections,

@@ -1,5 +1,5 @@
-import { fracLimit, isRankBusy } from '../monitor/busy-rule';
-import { RankState } from '../monitor/worker-entry';
+import { fracLimit, isRankBusy } from '../worker-monitor/busy-rule';
+import { RankState } from '../worker-monitor/worker-entry';
 import { BusyThresholds, NO_THRESHOLDS } from '../thresholds/busy-thresholds';
 import { RankStatusDto } from './dto/status.dto';
 

@@ -1,13 +1,15 @@
 import { Module } from '@nestjs/common';
 import { MetricsModule } from '../metrics/metrics.module';
-import { MonitorModule } from '../monitor/monitor.module';
+import { WorkerMonitorModule } from '../worker-monitor/worker-monitor.module';
+import { ThresholdsModule } from '../thresholds/thresholds.module';
+import { CompletionsModule } from '../completions/completions.module';
 import { RejectionRateService } from './rejection-rate.service';
 import { StatusController } from './status.controller';
 import { StatusService } from './status.service';
 
 /** `GET /ui`: a live page of workers, thresholds and rejections, read-only. */
 @Module({
-  imports: [MetricsModule, MonitorModule],
+  imports: [MetricsModule, ThresholdsModule, WorkerMonitorModule, CompletionsModule],
   controllers: [StatusController],
   providers: [RejectionRateService, StatusService],
 })

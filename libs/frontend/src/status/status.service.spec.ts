@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { FrontendConfig } from '../config/frontend-config';
-import { WorkerRegistry } from '../monitor/worker-registry.service';
+import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
+import { WorkerTraffic } from '../completions/routing/worker-traffic';
 import { ThresholdsService } from '../thresholds/thresholds.service';
 import { RejectionRateService } from './rejection-rate.service';
 import { STATUS_LIMITS, StatusService } from './status.service';
@@ -26,6 +27,7 @@ const report = (workerId: string, used: number, over: Record<string, unknown> = 
 describe('StatusService', () => {
   let registry: WorkerRegistry;
   let thresholds: ThresholdsService;
+  let traffic: WorkerTraffic;
   let sut: StatusService;
 
   beforeAll(() => {
@@ -43,7 +45,8 @@ describe('StatusService', () => {
     thresholds = new ThresholdsService(config);
     registry = new WorkerRegistry(config, thresholds);
     const rates = { perSecond: () => 1.5, total: () => 7 } as unknown as RejectionRateService;
-    sut = new StatusService(config, registry, thresholds, rates);
+    traffic = new WorkerTraffic();
+    sut = new StatusService(config, registry, thresholds, rates, traffic);
   });
 
   it('shows each worker with its busy state, KV usage and the effective thresholds', () => {
@@ -129,8 +132,8 @@ describe('StatusService', () => {
   it('counts in-flight requests of every worker of the model', () => {
     registry.applyReport(report('a', 10), 0);
     registry.applyReport(report('b', 10), 0);
-    registry.model(M)!.workers.get('a')!.inflightRequests = 2;
-    registry.model(M)!.workers.get('b')!.inflightRequests = 3;
+    traffic.of(registry.model(M)!.workers.get('a')!).requests = 2;
+    traffic.of(registry.model(M)!.workers.get('b')!).requests = 3;
     expect(sut.snapshot(0).models[0].inflight_requests).toBe(5);
   });
 

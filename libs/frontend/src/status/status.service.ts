@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { FrontendConfig } from '../config/frontend-config';
-import { ModelEntry, WorkerEntry } from '../monitor/worker-entry';
-import { WorkerRegistry } from '../monitor/worker-registry.service';
+import { ModelEntry, WorkerEntry } from '../worker-monitor/worker-entry';
+import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
+import { WorkerTraffic } from '../completions/routing/worker-traffic';
 import { BusyThresholds } from '../thresholds/busy-thresholds';
 import { toWire } from '../thresholds/threshold-wire';
 import { ThresholdsService } from '../thresholds/thresholds.service';
@@ -23,6 +24,7 @@ export class StatusService {
     private readonly registry: WorkerRegistry,
     private readonly thresholds: ThresholdsService,
     private readonly rejections: RejectionRateService,
+    private readonly traffic: WorkerTraffic,
   ) {}
 
   snapshot(nowMs = Date.now()): StatusDto {
@@ -49,7 +51,7 @@ export class StatusService {
     const workers: WorkerStatusDto[] = [];
     let inflight = 0;
     for (const worker of all) {
-      inflight += worker.inflightRequests;
+      inflight += this.traffic.peek(worker).requests;
       if (worker.dpSize > budget.ranks) continue;
       budget.ranks -= worker.dpSize;
       workers.push(this.workerStatus(worker, t, nowMs));
@@ -74,8 +76,8 @@ export class StatusService {
       endpoint: worker.endpoint,
       busy: worker.busy,
       dp_size: worker.dpSize,
-      inflight_requests: worker.inflightRequests,
-      inflight_prompt_tokens: worker.inflightPromptTokens,
+      inflight_requests: this.traffic.peek(worker).requests,
+      inflight_prompt_tokens: this.traffic.peek(worker).promptTokens,
       last_report_age_ms: Math.max(0, nowMs - worker.lastSeenMs),
       report_measured_age_ms: Math.max(0, nowMs - worker.lastReportMs),
       report_source: worker.source ?? null,

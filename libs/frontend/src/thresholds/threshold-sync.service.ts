@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { EventPublisher } from '@sluice/bus';
 import { BUSY_THRESHOLD_CHANGED_EVENT, subjectFor } from '@sluice/contracts';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { randomUUID } from 'node:crypto';
@@ -10,7 +11,6 @@ import { ThresholdRepository, ThresholdValues } from './persistence';
 import { isModelName } from './dto/storable-text';
 import { ThresholdDatabase } from './persistence/threshold-database.service';
 import { ThresholdsService } from './thresholds.service';
-import type { Publish } from '@sluice/bus';
 
 /**
  * Keeps this replica's thresholds equal to the database: a load at start (retried with backoff),
@@ -21,7 +21,6 @@ import type { Publish } from '@sluice/bus';
 export class ThresholdSyncService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Thresholds');
   private readonly origin = randomUUID();
-  private publish: Publish | null = null;
   private timer: NodeJS.Timeout | undefined;
   private resyncing = false;
   private stopped = false;
@@ -35,6 +34,7 @@ export class ThresholdSyncService implements OnApplicationBootstrap, OnModuleDes
     private readonly repository: ThresholdRepository,
     private readonly database: ThresholdDatabase,
     @InjectMetric(METRIC.thresholdStoreUp) private readonly storeUp: Gauge,
+    private readonly publisher: EventPublisher,
   ) {}
 
   /** The stored thresholds have been loaded at least once (readiness, contract §3). */
@@ -45,11 +45,6 @@ export class ThresholdSyncService implements OnApplicationBootstrap, OnModuleDes
   /** Every database access reports here, so the gauge follows the store between resyncs. */
   markStore(up: boolean): void {
     this.storeUp.set(up ? 1 : 0);
-  }
-
-  /** Set by bootstrap once the bus is connected. */
-  setPublisher(publish: Publish): void {
-    this.publish = publish;
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -81,7 +76,7 @@ export class ThresholdSyncService implements OnApplicationBootstrap, OnModuleDes
 
   announce(model: string): void {
     try {
-      this.publish?.(subjectFor(this.config.namespace, BUSY_THRESHOLD_CHANGED_EVENT), {
+      this.publisher.publish(subjectFor(this.config.namespace, BUSY_THRESHOLD_CHANGED_EVENT), {
         model,
         origin: this.origin,
       });

@@ -2,23 +2,24 @@ import { Module } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { FrontendConfig } from '../config/frontend-config';
 import { MetricsModule } from '../metrics/metrics.module';
-import { MonitorModule } from '../monitor/monitor.module';
-import { AdminAuthGuard } from './admin-auth.guard';
-import { BusyThresholdController } from './busy-threshold.controller';
+import { TransportModule } from '../transport/transport.module';
 import {
   createThresholdDataSource,
   ThresholdRepository,
   TypeOrmThresholdRepository,
 } from './persistence';
-import { ThresholdAdminService } from './threshold-admin.service';
 import { ThresholdDatabase } from './persistence/threshold-database.service';
 import { ThresholdEventsController } from './threshold-events.controller';
 import { ThresholdSyncService } from './threshold-sync.service';
+import { ThresholdsService } from './thresholds.service';
 
-/** Per-model thresholds as managed configuration: REST, audit log, persistence, replica sync. */
+/**
+ * The busy thresholds in force per model, and what keeps them: the database (with its
+ * migrations), the load at start, the replica sync (NATS notifications and periodic resync).
+ */
 @Module({
-  imports: [MonitorModule, MetricsModule],
-  controllers: [BusyThresholdController, ThresholdEventsController],
+  imports: [MetricsModule, TransportModule],
+  controllers: [ThresholdEventsController],
   providers: [
     {
       provide: DataSource,
@@ -32,10 +33,9 @@ import { ThresholdSyncService } from './threshold-sync.service';
       useFactory: (dataSource: DataSource) => new TypeOrmThresholdRepository(dataSource),
     },
     ThresholdDatabase,
+    ThresholdsService,
     ThresholdSyncService,
-    ThresholdAdminService,
-    AdminAuthGuard,
   ],
-  exports: [ThresholdSyncService, ThresholdDatabase, ThresholdRepository],
+  exports: [ThresholdsService, ThresholdSyncService, ThresholdDatabase, ThresholdRepository],
 })
 export class ThresholdsModule {}

@@ -1,18 +1,18 @@
-import { OVERLOAD_MESSAGE } from '@sluice/contracts';
-import { FrontendError } from './frontend.error';
+import { FrontendError } from '../../errors/frontend.error';
+import { OVERLOADED, Refusal } from '../refusal';
 
 /** Every live worker of the model is busy, or the router queue refused the request. */
 export class ServiceOverloadedError extends FrontendError {
   readonly status = 503;
   readonly type = 'service_unavailable';
   readonly errorType = 'overload';
-  override readonly isRejection = true;
 
   constructor(
     readonly model: string,
-    message: string = OVERLOAD_MESSAGE,
+    /** The answer, pre-encoded: the busy-worker one, or one of the router queue's. */
+    readonly refusal: Refusal = OVERLOADED,
   ) {
-    super(message);
+    super(refusal.message);
     this.name = 'ServiceOverloadedError';
   }
 }

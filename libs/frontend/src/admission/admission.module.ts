@@ -1,0 +1,52 @@
+import { DynamicModule, Module, Type } from '@nestjs/common';
+import { FrontendConfig } from '../config/frontend-config';
+import { WorkerMonitorModule } from '../worker-monitor/worker-monitor.module';
+import { RequestMetricsModule } from '../request-metrics/request-metrics.module';
+import { AdmissionDecision } from './admission-decision.service';
+import { AdmissionGuard } from './admission.guard';
+import { AdmissionPolicies, AdmissionPolicy } from './admission-policy';
+import { LifecycleService } from './lifecycle.service';
+import { InflightPerKeyPolicy } from './policies/inflight-per-key.policy';
+import { ServiceOverloadedFilter } from './service-overloaded.filter';
+
+/**
+ * Admission control: the built-in decision (busy workers, draining), the guard that runs it and
+ * the configured policies, and the 503 filter. The early refusal hook (`installAdmission`)
+ * answers the same decision before Nest's pipeline.
+ *
+ * Configured once, at the root, with the policies given to `createFrontendApp`; global so that
+ * the guarded routes find the one guard and its policies (like the config module).
+ */
+@Module({})
+export class AdmissionModule {
+  static forRoot(config: FrontendConfig, userPolicies: Type<AdmissionPolicy>[]): DynamicModule {
+    const policies: Type<AdmissionPolicy>[] = [
+      ...(config.maxInflightPerKey !== null ? [InflightPerKeyPolicy] : []),
+      ...userPolicies,
+    ];
+    return {
+      module: AdmissionModule,
+      global: true,
+      imports: [WorkerMonitorModule, RequestMetricsModule],
+      providers: [
+        LifecycleService,
+        AdmissionDecision,
+        AdmissionGuard,
+        ServiceOverloadedFilter,
+        ...policies,
+        {
+          provide: AdmissionPolicies,
+          inject: policies,
+          useFactory: (...instances: AdmissionPolicy[]) => new AdmissionPolicies(instances),
+        },
+      ],
+      exports: [
+        LifecycleService,
+        AdmissionDecision,
+        AdmissionPolicies,
+        AdmissionGuard,
+        ServiceOverloadedFilter,
+      ],
+    };
+  }
+}

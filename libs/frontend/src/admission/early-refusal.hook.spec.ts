@@ -1,0 +1,107 @@
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { OVERLOAD_BODY } from '@sluice/testkit';
+import Fastify, { FastifyInstance } from 'fastify';
+import { FrontendConfig } from '../config/frontend-config';
+import { RequestMetricsService } from '../request-metrics/request-metrics.service';
+import { AdmissionDecision } from './admission-decision.service';
+import { installAdmission } from './early-refusal.hook';
+import { DRAINING, OVERLOADED } from './refusal';
+
+describe('installAdmission (the early refusal hook)', () => {
+  let fastify: FastifyInstance;
+  let metrics: { modelLabel: jest.Mock; rejected: jest.Mock; answered: jest.Mock };
+  let handled: number;
+
+  /** A Fastify app with the hook installed, then the routes a Nest app would register. */
+  async function serve(retryAfterSecs = 1): Promise<void> {
+    fastify = Fastify();
+    metrics = {
+      modelLabel: jest.fn((m: unknown) => String(m)),
+      rejected: jest.fn(),
+      answered: jest.fn(),
+    };
+    const decision = {
+      decide: (body: { model?: string } | null) =>
+        body?.model === 'busy' ? OVERLOADED : body?.model === 'draining' ? DRAINING : null,
+    };
+    const deps = new Map<unknown, unknown>([
+      [AdmissionDecision, decision],
+      [RequestMetricsService, metrics],
+      [FrontendConfig, new FrontendConfig({ retryAfterSecs })],
+    ]);
+    const app = {
+      get: (token: unknown) => deps.get(token),
+      getHttpAdapter: () => ({ getInstance: () => fastify }),
+    } as unknown as NestFastifyApplication;
+    const sut = installAdmission;
+    sut(app);
+    handled = 0;
+    const handler = (): Promise<object> => {
+      handled++;
+      return Promise.resolve({ ok: true });
+    };
+    fastify.post('/v1/chat/completions', handler);
+    fastify.post(
+      '/v1/embeddings',
+      {
+        preHandler: (_req, reply, _done) => void reply.code(418).send(),
+      },
+      handler,
+    );
+    fastify.get('/v1/models', handler);
+    await fastify.ready();
+  }
+
+  const post = (url: string, body: object) =>
+    fastify.inject({ method: 'POST', url, payload: body });
+
+  afterEach(() => fastify.close());
+
+  it('answers the overload 503 of contract §3.1 before the route, and counts it as a rejection', async () => {
+    await serve();
+    const res = await post('/v1/chat/completions', { model: 'busy', stream: true });
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['content-type']).toBe('application/json');
+    expect(res.headers['retry-after']).toBe('1');
+    expect(res.body).toBe(OVERLOAD_BODY);
+    expect(handled).toBe(0);
+    expect(metrics.rejected).toHaveBeenCalledWith('busy', 'chat_completions');
+    expect(metrics.answered).toHaveBeenCalledWith('busy', 'chat_completions', true, 'overload');
+  });
+
+  it('answers a drain with its 503, without Retry-After and not as a rejection', async () => {
+    await serve();
+    const res = await post('/v1/chat/completions', { model: 'draining' });
+    expect(res.statusCode).toBe(503);
+    expect(res.headers).not.toHaveProperty('retry-after');
+    expect(res.rawPayload.equals(DRAINING.payload)).toBe(true);
+    expect(metrics.rejected).not.toHaveBeenCalled();
+    expect(metrics.answered).toHaveBeenCalledWith(
+      'draining',
+      'chat_completions',
+      false,
+      'unavailable',
+    );
+  });
+
+  it('sends no Retry-After with --retry-after-secs 0', async () => {
+    await serve(0);
+    const res = await post('/v1/chat/completions', { model: 'busy' });
+    expect(res.statusCode).toBe(503);
+    expect(res.headers).not.toHaveProperty('retry-after');
+  });
+
+  it('lets admitted requests, and routes other than the OpenAI POSTs, through untouched', async () => {
+    await serve();
+    expect((await post('/v1/chat/completions', { model: 'free' })).statusCode).toBe(200);
+    expect((await fastify.inject({ method: 'GET', url: '/v1/models' })).statusCode).toBe(200);
+    expect(handled).toBe(2);
+    expect(metrics.answered).not.toHaveBeenCalled();
+  });
+
+  it("runs before a route's own preHandler, which still runs for admitted requests", async () => {
+    await serve();
+    expect((await post('/v1/embeddings', { model: 'busy' })).statusCode).toBe(503);
+    expect((await post('/v1/embeddings', { model: 'free' })).statusCode).toBe(418);
+  });
+});

@@ -1,0 +1,56 @@
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { FrontendConfig } from '../config/frontend-config';
+import { EndpointLabel, endpointLabelFor } from '../metrics/metric-names';
+import { RequestMetricsService } from '../request-metrics/request-metrics.service';
+import { AdmissionDecision } from './admission-decision.service';
+import { countRefusal, retryAfterOf, writeRefusal } from './refusal';
+
+type PreHandler = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  done: HookHandlerDoneFunction,
+) => void;
+
+/**
+ * Answers the built-in admission refusals (every worker busy, or draining) from a Fastify
+ * `preHandler` on the three OpenAI POST routes: after the body is parsed and depth-checked,
+ * before Nest's router, guard and exception filter. The 503 is the hottest answer Sluice gives
+ * and, sent from here with its pre-encoded body, it costs no exception and no Nest pipeline.
+ * Headers set on every reply (security headers, `x-request-id`) and the access log still apply;
+ * it is written and counted by the same functions as the 503 filter's. Admitted requests go on
+ * to the admission guard, which runs the configured policies.
+ *
+ * Must be installed before `app.init()`, which registers the routes.
+ */
+export function installAdmission(app: NestFastifyApplication): void {
+  const decision = app.get(AdmissionDecision);
+  const metrics = app.get(RequestMetricsService);
+  const retryAfter = retryAfterOf(app.get(FrontendConfig));
+
+  const hookFor = (endpoint: EndpointLabel): PreHandler =>
+    function refuseEarly(request, reply, done) {
+      const body = request.body as { model?: unknown; stream?: unknown } | null | undefined;
+      const refusal = decision.decide(body);
+      if (refusal === null) return done();
+      countRefusal(metrics, endpoint, body, refusal);
+      writeRefusal(reply, refusal, retryAfter);
+    };
+
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onRoute', (route: RouteOptions) => {
+      const endpoint = endpointLabelFor(route.url);
+      if (!endpoint || !isPost(route.method)) return;
+      const existing = route.preHandler;
+      const own = hookFor(endpoint);
+      route.preHandler = existing
+        ? [own, ...(Array.isArray(existing) ? existing : [existing])]
+        : own;
+    });
+}
+
+function isPost(method: RouteOptions['method']): boolean {
+  return Array.isArray(method) ? method.includes('POST') : method === 'POST';
+}

@@ -1,0 +1,75 @@
+import { OVERLOAD_MESSAGE } from '@sluice/contracts';
+import { FrontendConfig } from '../config/frontend-config';
+import { encodeErrorBody } from '../errors/error-body';
+import { EndpointLabel, ErrorType } from '../metrics/metric-names';
+import { RequestMetricsService } from '../request-metrics/request-metrics.service';
+
+/** A 503 of admission (or of the router queue), with the contract's body encoded once. */
+export interface Refusal {
+  readonly status: 503;
+  /** `{"message","type","code"}`, as a Buffer so Content-Type stays exactly `application/json`. */
+  readonly payload: Buffer;
+  readonly message: string;
+  readonly errorType: ErrorType;
+  /** Counted in `dynamo_frontend_model_rejection_total` and answered with `Retry-After`. */
+  readonly rejection: boolean;
+}
+
+function refusal(message: string, errorType: ErrorType, rejection: boolean): Refusal {
+  const payload = encodeErrorBody(message, 'service_unavailable', 503);
+  return { status: 503, payload, message, errorType, rejection };
+}
+
+/** An overload rejection with its own message (the router queue's), encoded once at start. */
+export function overloadRefusal(message: string): Refusal {
+  return refusal(message, 'overload', true);
+}
+
+/** Every live worker of the model is busy (contract §3.1, §5). */
+export const OVERLOADED: Refusal = overloadRefusal(OVERLOAD_MESSAGE);
+/** A shutdown is draining in-flight requests; new ones go to another replica. */
+export const DRAINING: Refusal = refusal(
+  'Server is shutting down, please retry on another replica',
+  'unavailable',
+  false,
+);
+
+/** The `Retry-After` value of a rejection (`--retry-after-secs`), or null for none (0). */
+export function retryAfterOf(config: FrontendConfig): string | null {
+  return config.retryAfterSecs > 0 ? String(config.retryAfterSecs) : null;
+}
+
+/** What the writer needs of a reply: Fastify's reply has it; the filter adapts Nest's adapter. */
+export interface RefusalReply {
+  code(status: number): unknown;
+  header(name: string, value: string): unknown;
+  send(payload: Buffer): unknown;
+}
+
+/**
+ * Writes a refusal: status, `Content-Type: application/json`, `Retry-After` on a rejection,
+ * and the pre-encoded body. The one writer of the overload 503, for the early hook and the
+ * filter alike.
+ */
+export function writeRefusal(
+  reply: RefusalReply,
+  refusal: Refusal,
+  retryAfter: string | null,
+): void {
+  reply.code(refusal.status);
+  reply.header('content-type', 'application/json');
+  if (refusal.rejection && retryAfter !== null) reply.header('retry-after', retryAfter);
+  reply.send(refusal.payload);
+}
+
+/** Counts a refusal as contract §6 asks, whichever path answered it. */
+export function countRefusal(
+  metrics: RequestMetricsService,
+  endpoint: EndpointLabel,
+  body: { model?: unknown; stream?: unknown } | null | undefined,
+  refusal: Refusal,
+): void {
+  const model = metrics.modelLabel(body?.model);
+  if (refusal.rejection) metrics.rejected(model, endpoint);
+  metrics.answered(model, endpoint, body?.stream === true, refusal.errorType);
+}

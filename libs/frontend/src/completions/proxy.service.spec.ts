@@ -1,0 +1,151 @@
+import Fastify, { FastifyInstance } from 'fastify';
+import { FrontendConfig } from '../config/frontend-config';
+import { RequestMetricsService } from '../request-metrics/request-metrics.service';
+import { WorkerEntry } from '../worker-monitor/worker-entry';
+import { UpstreamError } from './errors/upstream.error';
+import { ProxyService, WORKER_HEADER } from './proxy.service';
+import { Lease, RouterService } from './routing/router.service';
+import { HOP_HEADER, UpstreamClient } from './upstream/upstream.client';
+import { WholeAnswer } from './upstream/whole-answer.handler';
+
+const worker = (id: string): WorkerEntry => new WorkerEntry(id, 'm', `http://${id}`, 1, 0);
+
+function leaseOf(w: WorkerEntry): Lease & { firstToken: jest.Mock; release: jest.Mock } {
+  return { worker: w, firstToken: jest.fn(), release: jest.fn() };
+}
+
+describe('ProxyService (unary answers)', () => {
+  let fastify: FastifyInstance;
+  let router: { acquire: jest.Mock; acquireOther: jest.Mock };
+  let answers: Map<string, () => Promise<WholeAnswer>>;
+  let sent: Array<{ worker: string; path: string; body: string | Buffer }>;
+  let metrics: Record<'firstByte' | 'finished' | 'answered', jest.Mock> & {
+    inflight: { inc: jest.Mock; dec: jest.Mock };
+  };
+  let thrown: unknown;
+  let sut: ProxyService;
+
+  beforeEach(async () => {
+    router = { acquire: jest.fn(), acquireOther: jest.fn() };
+    answers = new Map();
+    sent = [];
+    const upstream = {
+      postWhole: (w: WorkerEntry, path: string, body: string | Buffer) => {
+        sent.push({ worker: w.id, path, body });
+        return { answer: (answers.get(w.id) as () => Promise<WholeAnswer>)(), abort: jest.fn() };
+      },
+    };
+    metrics = {
+      firstByte: jest.fn(),
+      finished: jest.fn(),
+      answered: jest.fn(),
+      inflight: { inc: jest.fn(), dec: jest.fn() },
+    };
+    thrown = undefined;
+    sut = new ProxyService(
+      new FrontendConfig({ upstreamTimeoutMs: 1000 }),
+      router as unknown as RouterService,
+      upstream as unknown as UpstreamClient,
+      metrics as unknown as RequestMetricsService,
+    );
+    fastify = Fastify();
+    fastify.post('/v1/chat/completions', async (request, reply) => {
+      try {
+        await sut.forward(
+          'chat_completions',
+          '/v1/chat/completions',
+          request.body as { model: string },
+          reply,
+        );
+      } catch (err) {
+        thrown = err;
+        return reply.code(599).send();
+      }
+      return reply;
+    });
+    await fastify.ready();
+  });
+  afterEach(() => fastify.close());
+
+  const post = (headers: Record<string, string> = {}) =>
+    fastify.inject({
+      method: 'POST',
+      url: '/v1/chat/completions',
+      headers,
+      payload: { model: 'm', messages: [{ role: 'user', content: 'hello' }], top_k: 3 },
+    });
+
+  const ok =
+    (body: string): (() => Promise<WholeAnswer>) =>
+    () =>
+      Promise.resolve({
+        statusCode: 200,
+        contentType: 'application/json',
+        body: Buffer.from(body),
+      });
+
+  it('sends the whole body to the leased worker and relays its answer, naming the worker', async () => {
+    const lease = leaseOf(worker('w1'));
+    router.acquire.mockReturnValue(lease);
+    answers.set('w1', ok('{"id":"x"}'));
+    const res = await post();
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toBe('{"id":"x"}');
+    expect(res.headers[WORKER_HEADER]).toBe('w1');
+    expect(JSON.parse(String(sent[0].body))).toMatchObject({ model: 'm', top_k: 3 });
+    expect(sent[0]).toMatchObject({ worker: 'w1', path: '/v1/chat/completions' });
+    expect(lease.firstToken).toHaveBeenCalled();
+    expect(lease.release).toHaveBeenCalledTimes(1);
+    expect(metrics.answered).toHaveBeenCalledWith('m', 'chat_completions', false, '');
+    expect(sut.active).toBe(0);
+  });
+
+  it('tries one other worker when the first fails before answering', async () => {
+    const first = leaseOf(worker('w1'));
+    const second = leaseOf(worker('w2'));
+    router.acquire.mockReturnValue(first);
+    router.acquireOther.mockReturnValue(second);
+    answers.set('w1', () => Promise.reject(new Error('connect ECONNREFUSED')));
+    answers.set('w2', ok('{"id":"y"}'));
+    const res = await post();
+    expect(res.statusCode).toBe(200);
+    expect(res.headers[WORKER_HEADER]).toBe('w2');
+    expect(router.acquireOther).toHaveBeenCalledWith(first.worker, expect.any(Number));
+    expect(first.release).toHaveBeenCalledTimes(1);
+    expect(second.release).toHaveBeenCalledTimes(1);
+  });
+
+  it("turns a worker's 5xx into a 502 upstream error for the filter to answer and count", async () => {
+    const lease = leaseOf(worker('w1'));
+    router.acquire.mockReturnValue(lease);
+    answers.set('w1', () =>
+      Promise.resolve({ statusCode: 500, contentType: 'text/plain', body: Buffer.from('x') }),
+    );
+    await post();
+    expect(thrown).toBeInstanceOf(UpstreamError);
+    expect(thrown).toMatchObject({ status: 502, message: 'Worker w1 answered 500' });
+    expect(lease.release).toHaveBeenCalledTimes(1);
+    expect(metrics.answered).not.toHaveBeenCalled();
+  });
+
+  it("passes a worker's 4xx through as the client's fault", async () => {
+    router.acquire.mockReturnValue(leaseOf(worker('w1')));
+    answers.set('w1', () =>
+      Promise.resolve({
+        statusCode: 422,
+        contentType: 'application/json',
+        body: Buffer.from('{"e":1}'),
+      }),
+    );
+    const res = await post();
+    expect(res.statusCode).toBe(422);
+    expect(res.body).toBe('{"e":1}');
+    expect(metrics.answered).toHaveBeenCalledWith('m', 'chat_completions', false, 'validation');
+  });
+
+  it('refuses a request another frontend proxied here (508), before taking a worker', async () => {
+    await post({ [HOP_HEADER]: '1' });
+    expect(thrown).toMatchObject({ status: 508 });
+    expect(router.acquire).not.toHaveBeenCalled();
+  });
+});

@@ -1,0 +1,325 @@
+import { Injectable, RawBodyRequest } from '@nestjs/common';
+import { estimatePromptTokens } from '@sluice/contracts';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Readable } from 'node:stream';
+import { Dispatcher, errors as undiciErrors } from 'undici';
+import { UpstreamError, UpstreamTimeoutError } from './errors/upstream.error';
+import { FrontendConfig } from '../config/frontend-config';
+import { errorBody } from '../errors/error-body';
+import { EndpointLabel, ErrorType } from '../metrics/metric-names';
+import { RequestMetricsService } from '../request-metrics/request-metrics.service';
+import { WorkerEntry } from '../worker-monitor/worker-entry';
+import { Lease, RouterService } from './routing/router.service';
+import { Cancellation } from './cancellation';
+import { LOOP_STATUS, RequestLoopError } from './errors/request-loop.error';
+import { sseBoundaryBefore, SseTail } from './upstream/sse-boundary';
+import { HOP_HEADER, UpstreamClient } from './upstream/upstream.client';
+import { AnswerTooLargeError, MidAnswerError, WholeAnswer } from './upstream/whole-answer.handler';
+import { UpstreamFailuresLogger } from './upstream/upstream-failures.logger';
+
+/** The fields of an OpenAI body the proxy reads; the whole body is forwarded as received. */
+export interface OpenAiRequestBody {
+  readonly model: string;
+  readonly stream?: boolean;
+}
+
+/** Names the worker that served the request, for operators tracing a slow or odd answer. */
+export const WORKER_HEADER = 'x-sluice-worker-id';
+
+interface Exchange {
+  readonly model: string;
+  readonly endpoint: EndpointLabel;
+  readonly stream: boolean;
+  readonly startedMs: number;
+  readonly cancel: Cancellation;
+  lease: Lease;
+  ended: boolean;
+}
+
+/**
+ * Sends an admitted request to the chosen worker and relays the answer: SSE passes through
+ * chunk by chunk, a client that goes away aborts the upstream request, and a worker that fails
+ * before answering is replaced once by another non-busy worker.
+ */
+@Injectable()
+export class ProxyService {
+  /** Requests between arrival and their last byte (queued ones included): what a drain waits for. */
+  active = 0;
+  private readonly failures = new UpstreamFailuresLogger();
+
+  constructor(
+    private readonly config: FrontendConfig,
+    private readonly router: RouterService,
+    private readonly upstream: UpstreamClient,
+    private readonly metrics: RequestMetricsService,
+  ) {}
+
+  async forward(
+    endpoint: EndpointLabel,
+    path: string,
+    body: OpenAiRequestBody,
+    reply: FastifyReply,
+  ): Promise<void> {
+    // Another frontend sent this here: proxying it again would make the loop a storm.
+    if (reply.request.headers[HOP_HEADER] !== undefined) throw new RequestLoopError(HOP_HEADER);
+    const startedMs = performance.now();
+    const cancel = new Cancellation();
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) cancel.cancel();
+    });
+    const promptTokens = estimatePromptTokens(body);
+    this.active++;
+    let lease: Lease;
+    try {
+      lease = await this.router.acquire(body.model, promptTokens, cancel.controller);
+    } catch (err) {
+      this.active--;
+      throw err;
+    }
+    const x: Exchange = {
+      model: body.model,
+      endpoint,
+      stream: body.stream === true,
+      startedMs,
+      cancel,
+      lease,
+      ended: false,
+    };
+    this.metrics.inflight.inc({ model: x.model });
+    // The body as the client sent it (kept by the JSON parser), else serialised again.
+    const raw = (reply.request as RawBodyRequest<FastifyRequest>).rawBody;
+    const payload = raw ?? JSON.stringify(body);
+    if (!x.stream) return this.forwardUnary(x, path, payload, promptTokens, reply);
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.send(
+        x,
+        (worker) => this.upstream.post(worker, path, payload, cancel.controller.signal),
+        promptTokens,
+      );
+    } catch (err) {
+      this.end(x, null);
+      // The client went away while the worker was working: nobody to answer, not a worker fault.
+      if (cancel.cancelled) return;
+      throw err;
+    }
+    if (response.statusCode >= 400) return this.relayError(x, response, reply);
+    const relay = Readable.from(this.relay(x, response.body), { objectMode: false });
+    // If the reply is torn down before the relay ever ran, its `finally` never runs: end here.
+    relay.once('close', () => {
+      if (!x.ended) x.cancel.cancel();
+      this.end(x, null);
+    });
+    void reply
+      .code(response.statusCode)
+      .header('content-type', response.headers['content-type'] ?? 'application/json')
+      .header('cache-control', 'no-cache')
+      .header(WORKER_HEADER, x.lease.worker.id)
+      .send(relay);
+  }
+
+  /**
+   * One attempt, plus one retry on another worker when the first failed before answering. A
+   * failure after the status line (`MidAnswerError`) is not retried and goes to the caller.
+   */
+  private async send<T>(
+    x: Exchange,
+    call: (worker: WorkerEntry) => Promise<T>,
+    promptTokens: number,
+  ): Promise<T> {
+    try {
+      return await call(x.lease.worker);
+    } catch (err) {
+      if (err instanceof MidAnswerError) throw err;
+      const failure = this.toUpstreamError(err, x);
+      const other =
+        failure.retryable && !x.cancel.cancelled
+          ? this.router.acquireOther(x.lease.worker, promptTokens)
+          : undefined;
+      if (!other) throw this.logged(x, err, failure);
+      this.logFailure(x, err, `retried on worker ${other.worker.id}`);
+      x.lease.release();
+      x.lease = other;
+      try {
+        return await call(other.worker);
+      } catch (second) {
+        if (second instanceof MidAnswerError) throw second;
+        throw this.logged(x, second, this.toUpstreamError(second, x));
+      }
+    }
+  }
+
+  /** Logs a failure the client is told about (a client that went away is not the worker's fault). */
+  private logged(x: Exchange, err: unknown, failure: UpstreamError): UpstreamError {
+    if (!x.cancel.cancelled) this.logFailure(x, err, `answered ${failure.status}`);
+    return failure;
+  }
+
+  private logFailure(x: Exchange, err: unknown, outcome: string): void {
+    const reason = err instanceof Error ? err.message : String(err);
+    this.failures.failed(x.lease.worker.id, x.lease.worker.endpoint, reason, outcome);
+  }
+
+  private toUpstreamError(err: unknown, x: Exchange): UpstreamError {
+    if (
+      err instanceof undiciErrors.HeadersTimeoutError ||
+      err instanceof undiciErrors.BodyTimeoutError
+    ) {
+      return new UpstreamTimeoutError(this.config.upstreamTimeoutMs);
+    }
+    const reason = err instanceof Error ? err.message : String(err);
+    return new UpstreamError(`Worker ${x.lease.worker.id} failed: ${reason}`, true);
+  }
+
+  /**
+   * A unary answer is small: read it whole before replying, so a worker that dies mid-answer
+   * becomes a clean 502 instead of a truncated body behind a 200.
+   */
+  private async forwardUnary(
+    x: Exchange,
+    path: string,
+    payload: string | Buffer,
+    promptTokens: number,
+    reply: FastifyReply,
+  ): Promise<void> {
+    let answer: WholeAnswer;
+    try {
+      answer = await this.send(
+        x,
+        (worker) => {
+          const call = this.upstream.postWhole(worker, path, payload);
+          x.cancel.upstream = call.abort;
+          return call.answer;
+        },
+        promptTokens,
+      );
+    } catch (err) {
+      if (err instanceof MidAnswerError && err.cause instanceof AnswerTooLargeError) {
+        this.end(x, null);
+        throw this.tooLarge(x, err.cause);
+      }
+      // An error answer cut short is answered as its status says, with what was read (nothing).
+      if (err instanceof MidAnswerError && err.statusCode >= 400 && !x.cancel.cancelled) {
+        return this.answerWorkerError(x, err.statusCode, undefined, '', reply);
+      }
+      this.end(x, null);
+      if (x.cancel.cancelled) return;
+      if (!(err instanceof MidAnswerError)) throw err;
+      const failure = this.toUpstreamError(err.cause, x);
+      throw this.logged(
+        x,
+        err.cause,
+        failure instanceof UpstreamTimeoutError
+          ? failure
+          : new UpstreamError(`${failure.message} (mid-answer)`, false),
+      );
+    }
+    if (answer.statusCode >= 400) {
+      return this.answerWorkerError(x, answer.statusCode, answer.contentType, answer.body, reply);
+    }
+    x.lease.firstToken();
+    this.metrics.firstByte(x.model, (performance.now() - x.startedMs) / 1000);
+    this.end(x, '');
+    void reply
+      .code(answer.statusCode)
+      .header('content-type', answer.contentType ?? 'application/json')
+      .header(WORKER_HEADER, x.lease.worker.id)
+      .send(answer.body);
+  }
+
+  private async relayError(
+    x: Exchange,
+    response: Dispatcher.ResponseData,
+    reply: FastifyReply,
+  ): Promise<void> {
+    let text = '';
+    try {
+      text = await this.upstream.readCapped(response.body);
+    } catch (err) {
+      if (err instanceof AnswerTooLargeError) {
+        this.end(x, null);
+        throw this.tooLarge(x, err);
+      }
+    }
+    this.answerWorkerError(x, response.statusCode, response.headers['content-type'], text, reply);
+  }
+
+  /** A worker's 4xx is the client's fault and passes through; a 5xx becomes our 502. */
+  private answerWorkerError(
+    x: Exchange,
+    status: number,
+    contentType: string | string[] | undefined,
+    body: string | Buffer,
+    reply: FastifyReply,
+  ): void {
+    if (status >= 500) {
+      this.end(x, null);
+      const loop =
+        status === LOOP_STATUS ? ' (request loop: the worker endpoint is a Sluice frontend)' : '';
+      const failure = new UpstreamError(
+        `Worker ${x.lease.worker.id} answered ${status}${loop}`,
+        false,
+      );
+      throw this.logged(x, `HTTP ${status}`, failure);
+    }
+    this.end(x, 'validation');
+    void reply
+      .code(status)
+      .header(WORKER_HEADER, x.lease.worker.id)
+      .header('content-type', contentType ?? 'application/json')
+      .send(body);
+  }
+
+  /** 502 for an answer over `--max-upstream-body-bytes`; the request was aborted already. */
+  private tooLarge(x: Exchange, err: AnswerTooLargeError): UpstreamError {
+    const failure = new UpstreamError(
+      `Worker ${x.lease.worker.id} answered more than ${err.maxBytes} bytes (--max-upstream-body-bytes)`,
+      false,
+    );
+    return this.logged(x, err, failure);
+  }
+
+  private async *relay(
+    x: Exchange,
+    source: Dispatcher.ResponseData['body'],
+  ): AsyncGenerator<Buffer> {
+    let first = true;
+    let outcome: ErrorType | null = null;
+    const tail = new SseTail();
+    try {
+      for await (const chunk of source as AsyncIterable<Buffer>) {
+        if (first) {
+          first = false;
+          x.lease.firstToken();
+          this.metrics.firstByte(x.model, (performance.now() - x.startedMs) / 1000);
+        }
+        tail.saw(chunk);
+        yield chunk;
+      }
+      outcome = '';
+    } catch (err) {
+      if (x.cancel.cancelled) return; // the client went away: nothing to tell it
+      outcome = 'upstream';
+      const failure = this.toUpstreamError(err, x);
+      this.logFailure(x, err, `stream ended with an error event (${failure.status})`);
+      // The error event must not be glued onto a half-relayed event.
+      yield Buffer.from(
+        `${sseBoundaryBefore(tail)}data: ${JSON.stringify({ error: errorBody(failure.message, failure.type, failure.status) })}\n\n`,
+      );
+    } finally {
+      if (outcome !== '') x.cancel.cancel();
+      this.end(x, outcome);
+    }
+  }
+
+  /** Releases the worker and records the outcome; `null` = counted elsewhere or cancelled. */
+  private end(x: Exchange, errorType: ErrorType | null): void {
+    if (x.ended) return;
+    x.ended = true;
+    this.active--;
+    x.lease.release();
+    this.metrics.inflight.dec({ model: x.model });
+    this.metrics.finished(x.model, (performance.now() - x.startedMs) / 1000);
+    if (errorType !== null) this.metrics.answered(x.model, x.endpoint, x.stream, errorType);
+  }
+}

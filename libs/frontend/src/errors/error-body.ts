@@ -1,0 +1,30 @@
+import { OpenAiErrorBody } from '@sluice/contracts';
+
+/**
+ * The contract's error body (§3.1), `{"message","type","code"}` plus optional `details`. Every
+ * error answer of the frontend is built here, so the key order (part of the contract) has one
+ * source.
+ */
+export function errorBody(
+  message: string,
+  type: string,
+  code: number,
+  details?: unknown,
+): OpenAiErrorBody {
+  const body: OpenAiErrorBody = { message, type, code };
+  if (details !== undefined) body.details = details;
+  return body;
+}
+
+/**
+ * The same body as the bytes sent. A Buffer keeps the Content-Type exactly `application/json`:
+ * Fastify appends a charset to strings and objects, and contract §3.1 spells the header out.
+ */
+export function encodeErrorBody(
+  message: string,
+  type: string,
+  code: number,
+  details?: unknown,
+): Buffer {
+  return Buffer.from(JSON.stringify(errorBody(message, type, code, details)));
+}

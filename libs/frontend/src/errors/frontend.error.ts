@@ -1,0 +1,25 @@
+import { ErrorType } from '../metrics/metric-names';
+
+/**
+ * A domain error the OpenAI exception filter knows how to answer: HTTP status, the contract's
+ * error `type`, and the `error_type` label it is counted under.
+ */
+export abstract class FrontendError extends Error {
+  abstract readonly status: number;
+  abstract readonly type: string;
+  abstract readonly errorType: ErrorType;
+}
+
+/**
+ * Builds an error without capturing a stack trace. For errors that are answers, not bugs (the
+ * overload rejection runs tens of thousands of times a second), the trace is the costliest part.
+ */
+export function withoutStack<T extends Error>(make: () => T): T {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return make();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}

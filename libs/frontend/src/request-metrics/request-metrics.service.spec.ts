@@ -1,0 +1,95 @@
+import { Logger } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { KvMetricsReport } from '@sluice/contracts';
+import { register } from 'prom-client';
+import { FrontendConfig } from '../config/frontend-config';
+import { MAX_EMPTY_MODELS, WorkerRegistry } from '../worker-monitor/worker-registry.service';
+import { ThresholdsService } from '../thresholds/thresholds.service';
+import { metricProviders } from '../metrics/metrics.providers';
+import { RequestMetricsService } from './request-metrics.service';
+
+const report = (workerId: string, model: string): KvMetricsReport => ({
+  workerId,
+  model,
+  endpoint: `http://${workerId}:9001`,
+  dpRank: 0,
+  dpSize: 1,
+  activeDecodeBlocks: 10,
+  kvTotalBlocks: 100,
+  activePrefillTokens: 0,
+  maxNumBatchedTokens: undefined,
+  timestampMs: undefined,
+  numRequestsWaiting: undefined,
+  seq: undefined,
+});
+
+/** Exposition lines that carry `model="<model>"`. */
+async function seriesOf(model: string): Promise<string[]> {
+  return (await register.metrics()).split('\n').filter((l) => l.includes(`model="${model}"`));
+}
+
+describe('RequestMetricsService', () => {
+  let registry: WorkerRegistry;
+  let sut: RequestMetricsService;
+
+  beforeAll(() => {
+    Logger.overrideLogger(false);
+  });
+  beforeEach(async () => {
+    register.clear();
+    const module = await Test.createTestingModule({
+      providers: [
+        { provide: FrontendConfig, useValue: new FrontendConfig() },
+        ThresholdsService,
+        WorkerRegistry,
+        RequestMetricsService,
+        ...metricProviders,
+      ],
+    }).compile();
+    await module.init();
+    registry = module.get(WorkerRegistry);
+    sut = module.get(RequestMetricsService);
+  });
+  afterAll(() => register.clear());
+
+  /** A model with one worker and every per-model series written once. */
+  function useModel(model: string, worker: string): void {
+    registry.applyReport(report(worker, model), 0);
+    sut.rejected(model, 'chat_completions');
+    sut.answered(model, 'chat_completions', false, '');
+    sut.answered(model, 'completions', true, 'overload');
+    sut.firstByte(model, 0.1);
+    sut.finished(model, 0.2);
+    sut.inflight.inc({ model });
+    sut.inflight.dec({ model });
+    sut.queued.set({ model }, 0);
+  }
+
+  it("removes a forgotten model's series and keeps the others", async () => {
+    useModel('gone', 'w-gone');
+    useModel('kept', 'w-kept');
+    expect((await seriesOf('gone')).length).toBeGreaterThan(10);
+    registry.removeWorker('w-gone', 'worker_down');
+    expect((await seriesOf('gone')).length).toBeGreaterThan(10); // remembered while empty
+    for (let i = 0; i < MAX_EMPTY_MODELS; i++) {
+      registry.applyReport(report(`w${i}`, `filler-${i}`), 0);
+      registry.removeWorker(`w${i}`, 'worker_down');
+    }
+    await new Promise((r) => setImmediate(r));
+    expect(registry.model('gone')).toBeUndefined();
+    expect(await seriesOf('gone')).toEqual([]);
+    expect((await seriesOf('kept')).length).toBeGreaterThan(10);
+  });
+
+  it('keeps the in-flight gauge of a forgotten model while requests are still running', async () => {
+    useModel('busy', 'w-busy');
+    sut.inflight.inc({ model: 'busy' });
+    registry.removeWorker('w-busy', 'worker_down');
+    for (let i = 0; i < MAX_EMPTY_MODELS; i++) {
+      registry.applyReport(report(`w${i}`, `filler-${i}`), 0);
+      registry.removeWorker(`w${i}`, 'worker_down');
+    }
+    await new Promise((r) => setImmediate(r));
+    expect(await seriesOf('busy')).toEqual(['dynamo_frontend_inflight_requests{model="busy"} 1']);
+  });
+});

@@ -1,0 +1,83 @@
+import { Injectable } from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import { Counter, Gauge, Histogram } from 'prom-client';
+import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
+import { ENDPOINT_LABELS, EndpointLabel, ErrorType, METRIC } from '../metrics/metric-names';
+
+const REQUEST_TYPES = ['stream', 'unary'] as const;
+const ERROR_TYPES: readonly ErrorType[] = [
+  '',
+  'overload',
+  'validation',
+  'not_found',
+  'unavailable',
+  'upstream',
+  'internal',
+];
+
+/**
+ * Request-level metrics of contract §6, with label values kept bounded: only known models
+ * become label values, and a model's series go when the registry forgets the model.
+ */
+@Injectable()
+export class RequestMetricsService {
+  constructor(
+    private readonly registry: WorkerRegistry,
+    @InjectMetric(METRIC.rejections) private readonly rejections: Counter,
+    @InjectMetric(METRIC.requests) private readonly requests: Counter,
+    @InjectMetric(METRIC.inflight) readonly inflight: Gauge,
+    @InjectMetric(METRIC.queued) readonly queued: Gauge,
+    @InjectMetric(METRIC.ttft) private readonly ttft: Histogram,
+    @InjectMetric(METRIC.duration) private readonly duration: Histogram,
+  ) {
+    registry.observe({ modelForgotten: (model) => void this.forget(model) });
+  }
+
+  /** A model name from a request body is user input: only known models become label values. */
+  modelLabel(model: unknown): string {
+    return typeof model === 'string' && this.registry.model(model) ? model : 'unknown';
+  }
+
+  rejected(model: string, endpoint: EndpointLabel): void {
+    this.rejections.inc({ model, endpoint });
+  }
+
+  answered(model: string, endpoint: EndpointLabel, stream: boolean, errorType: ErrorType): void {
+    this.requests.inc({
+      model,
+      endpoint,
+      request_type: stream ? 'stream' : 'unary',
+      status: errorType === '' ? 'success' : 'error',
+      error_type: errorType,
+    });
+  }
+
+  firstByte(model: string, seconds: number): void {
+    this.ttft.observe({ model }, seconds);
+  }
+
+  finished(model: string, seconds: number): void {
+    this.duration.observe({ model }, seconds);
+  }
+
+  /** Removes every series of a model the registry no longer knows (issue 11: cardinality). */
+  private async forget(model: string): Promise<void> {
+    for (const endpoint of ENDPOINT_LABELS) {
+      this.rejections.remove({ model, endpoint });
+      for (const request_type of REQUEST_TYPES) {
+        for (const error_type of ERROR_TYPES) {
+          const status = error_type === '' ? 'success' : 'error';
+          this.requests.remove({ model, endpoint, request_type, status, error_type });
+        }
+      }
+    }
+    this.ttft.remove({ model });
+    this.duration.remove({ model });
+    // A request still running on a worker of the model decrements its gauge later: keep a
+    // gauge that is not at 0, or it would come back negative.
+    for (const gauge of [this.inflight, this.queued]) {
+      const sample = (await gauge.get()).values.find((v) => v.labels.model === model);
+      if (sample?.value === 0 && !this.registry.model(model)) gauge.remove({ model });
+    }
+  }
+}

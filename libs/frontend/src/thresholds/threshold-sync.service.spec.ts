@@ -1,0 +1,95 @@
+import { Logger } from '@nestjs/common';
+import { Gauge } from 'prom-client';
+import { FrontendConfig } from '../config/frontend-config';
+import { THRESHOLD_KEYS } from './busy-thresholds';
+import { ThresholdRepository, ThresholdValues } from './persistence';
+import { ThresholdDatabase } from './persistence/threshold-database.service';
+import { ThresholdSyncService } from './threshold-sync.service';
+import { ThresholdsService } from './thresholds.service';
+
+const NONE = Object.fromEntries(THRESHOLD_KEYS.map((k) => [k, null])) as unknown as ThresholdValues;
+const decode = (v: number): ThresholdValues => ({ ...NONE, activeDecodeBlocks: v });
+
+describe('ThresholdSyncService', () => {
+  let thresholds: ThresholdsService;
+  let repository: { load: jest.Mock; loadAll: jest.Mock };
+  let storeUp: { set: jest.Mock };
+  let published: Array<{ subject: string; payload: object }>;
+  let publish: jest.Mock;
+  let sut: ThresholdSyncService;
+
+  beforeAll(() => {
+    Logger.overrideLogger(false);
+  });
+  beforeEach(() => {
+    const config = new FrontendConfig({ namespace: 'ns', thresholds: decode(0.9) });
+    thresholds = new ThresholdsService(config);
+    repository = { load: jest.fn(), loadAll: jest.fn() };
+    storeUp = { set: jest.fn() };
+    published = [];
+    publish = jest.fn((subject: string, payload: object) => published.push({ subject, payload }));
+    sut = new ThresholdSyncService(
+      config,
+      thresholds,
+      repository as unknown as ThresholdRepository,
+      {} as ThresholdDatabase,
+      storeUp as unknown as Gauge,
+      { publish, close: () => Promise.resolve() },
+    );
+  });
+
+  it('announces a change on the bus with its own origin, which it then ignores when it hears it', async () => {
+    sut.announce('m');
+    expect(published).toEqual([
+      {
+        subject: 'namespace.ns.busy_threshold_changed',
+        payload: { model: 'm', origin: expect.any(String) },
+      },
+    ]);
+    await sut.onPeerChange(published[0].payload);
+    expect(repository.load).not.toHaveBeenCalled();
+  });
+
+  it('keeps the change when the bus cannot take the announcement (peers resync)', () => {
+    publish.mockImplementation(() => {
+      throw new Error('closed');
+    });
+    expect(() => sut.announce('m')).not.toThrow();
+  });
+
+  it("applies a peer's change from the database, and clears what the database no longer holds", async () => {
+    repository.load.mockResolvedValueOnce(decode(0.5));
+    await sut.onPeerChange({ model: 'm', origin: 'other' });
+    expect(thresholds.effective('m').activeDecodeBlocks).toBe(0.5);
+    repository.load.mockResolvedValueOnce(undefined);
+    await sut.onPeerChange({ model: 'm', origin: 'other' });
+    expect(thresholds.effective('m').activeDecodeBlocks).toBe(0.9);
+  });
+
+  it('costs no query for a model name no replica could have stored', async () => {
+    await sut.onPeerChange({ model: '', origin: 'other' });
+    await sut.onPeerChange({ model: 'x'.repeat(300), origin: 'other' });
+    await sut.onPeerChange('garbage');
+    expect(repository.load).not.toHaveBeenCalled();
+  });
+
+  it('never lets an older local write win over a newer one', () => {
+    sut.applyLocal('m', decode(0.6), '10');
+    sut.applyLocal('m', decode(0.4), '9');
+    expect(thresholds.effective('m').activeDecodeBlocks).toBe(0.6);
+  });
+
+  it('resyncs everything stored, drops what is gone, and keeps the last values while the store is down', async () => {
+    thresholds.setOverride('gone', decode(0.1));
+    repository.loadAll.mockResolvedValueOnce(new Map([['m', decode(0.3)]]));
+    expect(sut.loadedOnce).toBe(false);
+    await sut.resyncAll();
+    expect(sut.loadedOnce).toBe(true);
+    expect(thresholds.modelsWithOverrides()).toEqual(['m']);
+    expect(storeUp.set).toHaveBeenLastCalledWith(1);
+    repository.loadAll.mockRejectedValueOnce(new Error('down'));
+    await sut.resyncAll();
+    expect(storeUp.set).toHaveBeenLastCalledWith(0);
+    expect(thresholds.effective('m').activeDecodeBlocks).toBe(0.3);
+  });
+});

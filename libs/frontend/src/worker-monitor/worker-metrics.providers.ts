@@ -1,0 +1,22 @@
+import { Provider } from '@nestjs/common';
+import { makeCounterProvider } from '@willsoto/nestjs-prometheus';
+import { Counter } from 'prom-client';
+import { METRIC } from '../metrics/metric-names';
+import { MonitorService } from './monitor.service';
+
+/**
+ * Registered by the monitor module, which owns what these metrics are read from. The
+ * per-worker gauges are written by `WorkerGaugesRenderer`, outside prom-client.
+ */
+export const workerMetricProviders: Provider[] = [
+  // Beyond contract §6: with the invalid counter, shows whether every report sent arrived.
+  makeCounterProvider({
+    name: METRIC.reportsReceived,
+    help: 'Load reports received on the kv_metrics subject, valid or not',
+    inject: [MonitorService],
+    collect(this: Counter, monitor: MonitorService): void {
+      this.reset();
+      this.inc(monitor.reportsReceived);
+    },
+  }),
+];

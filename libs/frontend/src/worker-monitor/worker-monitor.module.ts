@@ -1,0 +1,25 @@
+import { Module } from '@nestjs/common';
+import { MetricsModule } from '../metrics/metrics.module';
+import { ThresholdsModule } from '../thresholds/thresholds.module';
+import { TransportModule } from '../transport/transport.module';
+import { BusStateService } from './bus-state.service';
+import { KvMetricsController } from './kv-metrics.controller';
+import { MonitorService } from './monitor.service';
+import { WorkerGaugesRenderer } from './worker-gauges.renderer';
+import { workerMetricProviders } from './worker-metrics.providers';
+import { WorkerRegistry } from './worker-registry.service';
+
+/** The worker monitor: load reports in, per-model busy state out. */
+@Module({
+  imports: [MetricsModule, ThresholdsModule, TransportModule],
+  controllers: [KvMetricsController],
+  providers: [
+    WorkerRegistry,
+    MonitorService,
+    BusStateService,
+    WorkerGaugesRenderer,
+    ...workerMetricProviders,
+  ],
+  exports: [WorkerRegistry, MonitorService, BusStateService, WorkerGaugesRenderer],
+})
+export class WorkerMonitorModule {}
