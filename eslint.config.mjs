@@ -11,7 +11,7 @@ import tseslint from 'typescript-eslint';
 export const FRONTEND_FLOORS = [
   ['config'],
   ['metrics'],
-  ['errors'],
+  ['errors', 'request-body'],
   ['transport'],
   ['thresholds'],
   ['worker-monitor'],

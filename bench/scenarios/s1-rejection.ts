@@ -144,8 +144,8 @@ function summarize(
   });
   const figures: Figure[] = [
     {
-      ...row('Rejection path: Sluice / bare Fastify req/s', ratios, '≥ 0.85', '×'),
-      verdict: verdict(ratio !== null && ratio >= 0.85),
+      ...row('Rejection path: Sluice / bare Fastify req/s', ratios, '≥ 1.0', '×'),
+      verdict: verdict(ratio !== null && ratio >= 1.0),
     },
     row('Rejection path: Sluice 503s', rps.sluice, '(measured)', 'req/s'),
     row('Rejection path: bare Fastify 503s', rps.fastify, '(reference)', 'req/s'),
@@ -183,16 +183,14 @@ function summarize(
       .map((o) => `${o.owner} ${o.selfPct.toFixed(0)} %`)
       .join(', ');
     analysis.push(
-      `**Rejection path (${ratio?.toFixed(2)}× Fastify, target ≥ 0.85).** The frontend runs its core at ` +
+      `**Rejection path (${ratio?.toFixed(2)}× Fastify, target ≥ 1.0).** The frontend runs its core at ` +
         `${fmt(100 * (median(feCpu) ?? 0), 0)} % and spends ${fmt(median(cpuPer.sluice), 0)} µs of CPU per 503, ` +
         `against ${fmt(median(cpuPer.fastify), 0)} µs for bare Fastify (${fmt(median(cpuPer.nginx), 0)} µs for nginx): ` +
-        "the gap is Sluice's own per-request work around the same Fastify core. The 503 is sent from a " +
-        "Fastify preHandler and never enters Nest's router, guard or exception filter, but every request " +
-        "still runs the four onRequest hooks and the onResponse hook Nest's Fastify adapter installs, " +
-        'the hook that sets the security headers and the request id (a UUID unless the client sent one), ' +
-        'two labelled counter updates (prom-client hashes the labels each time), and writes three more ' +
-        "headers. Both Node servers pay for Node's `AsyncResource.bind` in Fastify's body parser " +
-        '(`deprecate`, `bind` below).' +
+        "the gap is Sluice's own per-request work around the same Fastify core. While a model is " +
+        'refused, its 503 is sent from a `preParsing` hook that reads only the top-level `model` and ' +
+        "`stream` from the body's bytes (no JSON.parse, no Fastify body parser, no Nest pipeline); every " +
+        "request still runs the onRequest hooks of Nest's Fastify adapter, the hook that sets the " +
+        'security headers and the request id, and two labelled counter updates.' +
         `${top ? ` Self time by owner: ${top}.` : ''}` +
         (profile
           ? ` Hottest functions: ${profile.functions

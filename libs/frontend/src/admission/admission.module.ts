@@ -5,6 +5,7 @@ import { RequestMetricsModule } from '../request-metrics/request-metrics.module'
 import { AdmissionDecision } from './admission-decision.service';
 import { AdmissionGuard } from './admission.guard';
 import { AdmissionPolicies, AdmissionPolicy } from './admission-policy';
+import { BusyModels } from './busy-models';
 import { LifecycleService } from './lifecycle.service';
 import { InflightPerKeyPolicy } from './policies/inflight-per-key.policy';
 import { ServiceOverloadedFilter } from './service-overloaded.filter';
@@ -31,6 +32,7 @@ export class AdmissionModule {
       providers: [
         LifecycleService,
         AdmissionDecision,
+        BusyModels,
         AdmissionGuard,
         ServiceOverloadedFilter,
         ...policies,
@@ -43,6 +45,7 @@ export class AdmissionModule {
       exports: [
         LifecycleService,
         AdmissionDecision,
+        BusyModels,
         AdmissionPolicies,
         AdmissionGuard,
         ServiceOverloadedFilter,

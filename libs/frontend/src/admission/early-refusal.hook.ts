@@ -4,6 +4,7 @@ import { FrontendConfig } from '../config/frontend-config';
 import { EndpointLabel, endpointLabelFor } from '../metrics/metric-names';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { AdmissionDecision } from './admission-decision.service';
+import { AnswerRefusal, overloadPrescans } from './overload-prescan';
 import { countRefusal, retryAfterOf, writeRefusal } from './refusal';
 
 type PreHandler = (
@@ -19,7 +20,9 @@ type PreHandler = (
  * and, sent from here with its pre-encoded body, it costs no exception and no Nest pipeline.
  * Headers set on every reply (security headers, `x-request-id`) and the access log still apply;
  * it is written and counted by the same functions as the 503 filter's. Admitted requests go on
- * to the admission guard, which runs the configured policies.
+ * to the admission guard, which runs the configured policies. While some model is refused, the
+ * same answer comes sooner still, from the body's bytes before they are parsed
+ * (`overload-prescan.ts`).
  *
  * Must be installed before `app.init()`, which registers the routes.
  */
@@ -28,14 +31,18 @@ export function installAdmission(app: NestFastifyApplication): void {
   const metrics = app.get(RequestMetricsService);
   const retryAfter = retryAfterOf(app.get(FrontendConfig));
 
+  const answer: AnswerRefusal = (reply, refusal, endpoint, body) => {
+    countRefusal(metrics, endpoint, body, refusal);
+    writeRefusal(reply, refusal, retryAfter);
+  };
   const hookFor = (endpoint: EndpointLabel): PreHandler =>
     function refuseEarly(request, reply, done) {
       const body = request.body as { model?: unknown; stream?: unknown } | null | undefined;
       const refusal = decision.decide(body);
       if (refusal === null) return done();
-      countRefusal(metrics, endpoint, body, refusal);
-      writeRefusal(reply, refusal, retryAfter);
+      answer(reply, refusal, endpoint, body);
     };
+  const prescanFor = overloadPrescans(app, answer);
 
   app
     .getHttpAdapter()
@@ -43,12 +50,14 @@ export function installAdmission(app: NestFastifyApplication): void {
     .addHook('onRoute', (route: RouteOptions) => {
       const endpoint = endpointLabelFor(route.url);
       if (!endpoint || !isPost(route.method)) return;
-      const existing = route.preHandler;
-      const own = hookFor(endpoint);
-      route.preHandler = existing
-        ? [own, ...(Array.isArray(existing) ? existing : [existing])]
-        : own;
+      route.preHandler = first(hookFor(endpoint), route.preHandler);
+      const prescan = prescanFor(endpoint);
+      if (prescan) route.preParsing = first(prescan, route.preParsing);
     });
+}
+
+function first<T>(own: T, existing: T | T[] | undefined): T | T[] {
+  return existing ? [own, ...(Array.isArray(existing) ? existing : [existing])] : own;
 }
 
 function isPost(method: RouteOptions['method']): boolean {

@@ -6,7 +6,7 @@ import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { encodeErrorBody } from '../errors/error-body';
-import { jsonBodyRefusal } from './json-cost';
+import { jsonBodyRefusal } from '../request-body/json-cost';
 import { REQUEST_ID_HEADER } from './logging';
 
 /*

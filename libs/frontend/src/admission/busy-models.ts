@@ -1,0 +1,44 @@
+import { Injectable } from '@nestjs/common';
+import { WorkerEntry } from '../worker-monitor/worker-entry';
+import { RegistryObserver, WorkerRegistry } from '../worker-monitor/worker-registry.service';
+
+/**
+ * The models whose every live worker is busy, kept in step with the registry so that "could
+ * any request be refused now?" costs one size check. Only a hint: while it is empty, requests
+ * take the ordinary path, which decides the same.
+ */
+@Injectable()
+export class BusyModels implements RegistryObserver {
+  private readonly names = new Set<string>();
+
+  constructor(private readonly registry: WorkerRegistry) {
+    registry.observe(this);
+  }
+
+  get any(): boolean {
+    return this.names.size > 0;
+  }
+
+  busyChanged(worker: WorkerEntry): void {
+    this.check(worker.model);
+  }
+
+  /** A worker that joins a busy model frees it; it is only seen through its first report. */
+  rankUpdated(worker: WorkerEntry): void {
+    if (this.names.has(worker.model)) this.check(worker.model);
+  }
+
+  /** The last free worker of a model can go without any busy change. */
+  workerRemoved(worker: WorkerEntry): void {
+    this.check(worker.model);
+  }
+
+  modelForgotten(name: string): void {
+    this.names.delete(name);
+  }
+
+  private check(model: string): void {
+    if (this.registry.model(model)?.allBusy) this.names.add(model);
+    else this.names.delete(model);
+  }
+}
