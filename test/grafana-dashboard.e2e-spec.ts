@@ -215,28 +215,33 @@ describe('a running frontend exports every metric the dashboard and the alerts q
   });
 
   it('after a load report, an invalid report, and admitted, queued and rejected requests', async () => {
-    // With num_requests_waiting, which the contract leaves optional: its gauge has a series.
-    sys.bus.raw(sys.fe.namespace, 'kv_metrics', {
-      ...kvReport({
-        worker_id: 'w-free',
-        endpoint: sys.worker.url,
-        active_decode_blocks: 0,
+    // Sent again on every try: a report published before the monitor's subscription reached
+    // NATS is lost (the frontend is healthy once connected, a moment before it subscribes).
+    const publish = async (): Promise<void> => {
+      // With num_requests_waiting, which the contract leaves optional: its gauge has a series.
+      sys.bus.raw(sys.fe.namespace, 'kv_metrics', {
+        ...kvReport({
+          worker_id: 'w-free',
+          endpoint: sys.worker.url,
+          active_decode_blocks: 0,
+          kv_total_blocks: 100,
+          active_prefill_tokens: 0,
+          max_num_batched_tokens: 8192,
+        }),
+        num_requests_waiting: 0,
+      });
+      sys.bus.report(sys.fe.namespace, {
+        worker_id: 'w-busy',
+        model: BUSY_MODEL,
+        endpoint: 'http://127.0.0.1:9',
+        active_decode_blocks: 90,
         kv_total_blocks: 100,
-        active_prefill_tokens: 0,
-        max_num_batched_tokens: 8192,
-      }),
-      num_requests_waiting: 0,
-    });
-    sys.bus.report(sys.fe.namespace, {
-      worker_id: 'w-busy',
-      model: BUSY_MODEL,
-      endpoint: 'http://127.0.0.1:9',
-      active_decode_blocks: 90,
-      kv_total_blocks: 100,
-    });
-    sys.bus.raw(sys.fe.namespace, 'kv_metrics', new TextEncoder().encode('{"worker_id": '));
-    await sys.bus.flush();
+      });
+      sys.bus.raw(sys.fe.namespace, 'kv_metrics', new TextEncoder().encode('{"worker_id": '));
+      await sys.bus.flush();
+    };
     await waitFor(async () => {
+      await publish();
       const text = await (await fetch(`${sys.fe.url}/v1/models`)).text();
       return text.includes(MODEL) && text.includes(BUSY_MODEL);
     }, 'both models listed');
