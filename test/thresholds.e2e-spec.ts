@@ -359,15 +359,41 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
   it('documents the admin routes in OpenAPI', async () => {
     const doc = (await (await fetch(`${A.fe.url}/docs-json`)).json()) as {
       paths: Record<string, unknown>;
-      components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
+      components: {
+        schemas: Record<string, { properties?: Record<string, unknown>; required?: string[] }>;
+      };
     };
     expect(Object.keys(doc.paths)).toEqual(
       expect.arrayContaining(['/busy_threshold', '/busy_threshold/audit']),
     );
     const { schemas } = doc.components;
-    for (const name of ['SetThresholdDto', 'ThresholdEntryDto', 'ThresholdValuesDto']) {
-      expect(schemas[name]?.properties).toHaveProperty('waiting_requests_threshold');
-    }
+    const keys = [
+      'active_decode_blocks_threshold',
+      'active_prefill_tokens_threshold',
+      'active_prefill_tokens_threshold_frac',
+      'waiting_requests_threshold',
+    ];
+    // The threshold fields are generated from one table; the document must read as hand-written.
+    expect(Object.keys(schemas.SetThresholdDto.properties ?? {})).toEqual(['model', ...keys]);
+    expect(schemas.SetThresholdDto.required).toEqual(['model']);
+    expect(Object.keys(schemas.ThresholdValuesDto.properties ?? {})).toEqual(keys);
+    expect(schemas.ThresholdValuesDto.required).toEqual(keys);
+    expect(Object.keys(schemas.ThresholdEntryDto.properties ?? {})).toEqual([...keys, 'model']);
+    const decode = { type: 'number', nullable: true, minimum: 0, maximum: 1, example: 0.85 };
+    expect(schemas.SetThresholdDto.properties).toMatchObject({
+      active_decode_blocks_threshold: decode,
+      active_prefill_tokens_threshold: {
+        type: 'number',
+        nullable: true,
+        minimum: 0,
+        example: 4096,
+      },
+      waiting_requests_threshold: { type: 'number', nullable: true, minimum: 0, example: 8 },
+    });
+    expect(schemas.ThresholdValuesDto.properties).toMatchObject({
+      active_decode_blocks_threshold: decode,
+      active_prefill_tokens_threshold_frac: { type: 'number', nullable: true, example: null },
+    });
     expect((await fetch(`${A.fe.url}/docs`)).status).toBe(200);
   });
 });

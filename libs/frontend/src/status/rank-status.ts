@@ -1,5 +1,6 @@
 import { fracLimit, isRankBusy } from '../worker-monitor/busy-rule';
 import { RankState } from '../worker-monitor/worker-entry';
+import { OverThreshold, THRESHOLD_SPECS, ThresholdKey } from '../config/threshold-keys';
 import { BusyThresholds, NO_THRESHOLDS } from '../thresholds/busy-thresholds';
 import { RankStatusDto } from './dto/status.dto';
 
@@ -13,9 +14,16 @@ export function prefillLimit(t: BusyThresholds, maxBatched: number | undefined):
   return limits.length ? Math.min(...limits) : null;
 }
 
+/** `t` with only the thresholds that feed the rank's `<over>_over_threshold` flag. */
+function only(t: BusyThresholds, over: OverThreshold): BusyThresholds {
+  const out: Record<ThresholdKey, number | null> = { ...NO_THRESHOLDS };
+  for (const s of THRESHOLD_SPECS) if (s.status.over === over) out[s.key] = t[s.key];
+  return out;
+}
+
 /**
  * One rank for the status page. Which threshold fires is decided by the busy rule itself, run
- * with only the decode, only the prefill or only the waiting-requests threshold, so the page
+ * with only the decode, only the prefill or only the waiting-requests thresholds, so the page
  * never disagrees with admission.
  */
 export function rankStatus(
@@ -41,13 +49,7 @@ export function rankStatus(
       busy: false,
     };
   }
-  const decodeOnly = { ...NO_THRESHOLDS, activeDecodeBlocks: t.activeDecodeBlocks };
-  const prefillOnly = {
-    ...NO_THRESHOLDS,
-    activePrefillTokens: t.activePrefillTokens,
-    activePrefillTokensFrac: t.activePrefillTokensFrac,
-  };
-  const waitingOnly = { ...NO_THRESHOLDS, waitingRequests: t.waitingRequests };
+  const over = (which: OverThreshold) => isRankBusy(state, only(t, which));
   return {
     dp_rank: dpRank,
     reported: true,
@@ -59,9 +61,9 @@ export function rankStatus(
     max_num_batched_tokens: state.maxNumBatchedTokens ?? null,
     prefill_limit_tokens: prefillLimit(t, state.maxNumBatchedTokens),
     num_requests_waiting: state.numRequestsWaiting ?? null,
-    kv_over_threshold: isRankBusy(state, decodeOnly),
-    prefill_over_threshold: isRankBusy(state, prefillOnly),
-    waiting_over_threshold: isRankBusy(state, waitingOnly),
+    kv_over_threshold: over('kv'),
+    prefill_over_threshold: over('prefill'),
+    waiting_over_threshold: over('waiting'),
     busy: state.busy,
   };
 }

@@ -1,3 +1,12 @@
+import { THRESHOLD_SPECS } from '../config/threshold-keys';
+
+/** One stat per threshold on each model's card, in the table's order. */
+const THRESHOLD_STATS = THRESHOLD_SPECS.map(({ wire, status }) => ({
+  wire,
+  label: status.label,
+  css: status.css,
+}));
+
 /**
  * The browser side of `GET /ui`: polls status.json every second and redraws. Every value from
  * the network reaches the DOM through `textContent`, `dataset` or a clamped number, never as
@@ -7,6 +16,7 @@
 export const STATUS_PAGE_SCRIPT = String.raw`
 'use strict';
 (() => {
+  const THRESHOLDS = ${JSON.stringify(THRESHOLD_STATS)};
   const POLL_MS = 1000;
   const TIMEOUT_MS = 5000;
   const url = location.pathname.replace(/\/+$/, '') + '/status.json';
@@ -101,10 +111,7 @@ export const STATUS_PAGE_SCRIPT = String.raw`
     head.append(el('h2', 'model', m.model), el('span', 'badge ' + state[0], state[1]));
     const stats = el('div', 'stats');
     stats.append(
-      stat('decode threshold', num(m.active_decode_blocks_threshold), 'threshold decode'),
-      stat('prefill tokens threshold', num(m.active_prefill_tokens_threshold), 'threshold prefill'),
-      stat('prefill frac threshold', num(m.active_prefill_tokens_threshold_frac), 'threshold frac'),
-      stat('waiting requests threshold', num(m.waiting_requests_threshold), 'threshold waiting'),
+      ...THRESHOLDS.map((t) => stat(t.label, num(m[t.wire]), 'threshold ' + t.css)),
       stat('rejections/s (' + windowSeconds + ' s)', m.rejections_per_second.toFixed(1), 'rejections' + (m.rejections_per_second > 0 ? ' hot' : '')),
       stat('rejected total', m.rejections_total, 'rejected-total'),
       stat('in flight', m.inflight_requests, 'inflight'),

@@ -1,4 +1,4 @@
-import { BusyThresholds } from '../thresholds/busy-thresholds';
+import { BusyThresholds, THRESHOLD_KEYS, ThresholdKey } from '../thresholds/busy-thresholds';
 
 /** The load numbers of one data-parallel rank, as last reported. */
 export interface RankLoad {
@@ -18,31 +18,30 @@ export function fracLimit(frac: number, maxNumBatchedTokens: number): number {
   return Math.floor(frac * maxNumBatchedTokens + 1e-9);
 }
 
+/** Does the rank exceed this configured threshold? False when it does not report the inputs. */
+type BusyTerm = (rank: RankLoad, threshold: number) => boolean;
+
+/** One term per threshold: a key added to THRESHOLD_SPECS without one does not compile. */
+const BUSY_TERMS: { readonly [K in ThresholdKey]: BusyTerm } = {
+  activeDecodeBlocks: (r, t) => r.kvTotalBlocks > 0 && r.activeDecodeBlocks / r.kvTotalBlocks > t,
+  activePrefillTokens: (r, t) => r.activePrefillTokens > t,
+  activePrefillTokensFrac: (r, t) =>
+    r.maxNumBatchedTokens !== undefined &&
+    r.activePrefillTokens > fracLimit(t, r.maxNumBatchedTokens),
+  waitingRequests: (r, t) => r.numRequestsWaiting !== undefined && r.numRequestsWaiting > t,
+};
+
+/** In the table's order, so the first threshold that fires is the one the table lists first. */
+const TERMS = THRESHOLD_KEYS.map((key) => [key, BUSY_TERMS[key]] as const);
+
 /**
  * Contract §5: a rank is busy when any configured threshold is exceeded (strict `>`). A
  * threshold that is not configured, or whose inputs the rank does not report, never fires.
  */
 export function isRankBusy(rank: RankLoad, t: BusyThresholds): boolean {
-  if (
-    t.activeDecodeBlocks !== null &&
-    rank.kvTotalBlocks > 0 &&
-    rank.activeDecodeBlocks / rank.kvTotalBlocks > t.activeDecodeBlocks
-  ) {
-    return true;
+  for (const [key, exceeds] of TERMS) {
+    const threshold = t[key];
+    if (threshold !== null && exceeds(rank, threshold)) return true;
   }
-  if (t.activePrefillTokens !== null && rank.activePrefillTokens > t.activePrefillTokens) {
-    return true;
-  }
-  if (
-    t.activePrefillTokensFrac !== null &&
-    rank.maxNumBatchedTokens !== undefined &&
-    rank.activePrefillTokens > fracLimit(t.activePrefillTokensFrac, rank.maxNumBatchedTokens)
-  ) {
-    return true;
-  }
-  return (
-    t.waitingRequests !== null &&
-    rank.numRequestsWaiting !== undefined &&
-    rank.numRequestsWaiting > t.waitingRequests
-  );
+  return false;
 }

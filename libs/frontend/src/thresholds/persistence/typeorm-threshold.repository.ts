@@ -179,26 +179,7 @@ export class TypeOrmThresholdRepository extends ThresholdRepository {
     after: ThresholdValues,
     meta: AuditMeta,
   ): Promise<AuditEntry> {
-    const result = await em
-      .createQueryBuilder()
-      .insert()
-      .into(ThresholdAuditEntity)
-      .values({
-        // clock_timestamp(), not now(): the time the lock was granted, so `at` follows id order.
-        at: () => 'clock_timestamp()',
-        actor: meta.actor,
-        model,
-        before: toWire(before),
-        after: toWire(after),
-        source: meta.source,
-        requestId: meta.requestId,
-      })
-      .returning(['id', 'at'])
-      .execute();
-    const { id, at } = (result.raw as Array<{ id: string; at: Date }>)[0];
-    return {
-      id: String(id),
-      at: at.toISOString(),
+    const row = {
       actor: meta.actor,
       model,
       before: toWire(before),
@@ -206,6 +187,16 @@ export class TypeOrmThresholdRepository extends ThresholdRepository {
       source: meta.source,
       requestId: meta.requestId,
     };
+    const result = await em
+      .createQueryBuilder()
+      .insert()
+      .into(ThresholdAuditEntity)
+      // clock_timestamp(), not now(): the time the lock was granted, so `at` follows id order.
+      .values({ ...row, at: () => 'clock_timestamp()' })
+      .returning(['id', 'at'])
+      .execute();
+    const { id, at } = (result.raw as Array<{ id: string; at: Date }>)[0];
+    return toEntry({ ...row, id: String(id), at });
   }
 }
 
@@ -235,6 +226,7 @@ function cursor(before: string): string {
   return BigInt(before) > INT8_MAX ? INT8_MAX.toString() : before;
 }
 
+/** The one mapping of an audit row, as written or as read back, to an entry. */
 function toEntry(row: ThresholdAuditEntity): AuditEntry {
   return {
     id: row.id,

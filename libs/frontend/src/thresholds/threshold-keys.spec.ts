@@ -1,0 +1,86 @@
+import { ArgumentMetadata, BadRequestException, ValidationPipe } from '@nestjs/common';
+import { DECORATORS } from '@nestjs/swagger';
+import { getMetadataArgsStorage } from 'typeorm';
+import { THRESHOLD_SPECS, ThresholdSpecShape } from '../config/threshold-keys';
+import { ThresholdPatchFields, ThresholdValueFields } from './dto/threshold-fields';
+import { ThresholdColumns } from './persistence/entities/threshold-columns';
+
+/**
+ * What adding a threshold takes: one entry in THRESHOLD_SPECS (plus its migration and busy
+ * term). A hypothetical fifth entry, given to the same decorators the real DTOs and entity use,
+ * must come out as a validated API field, an OpenAPI property and a column with its CHECK.
+ */
+const TTFT = {
+  key: 'ttftSloMs',
+  flag: 'ttft-slo-ms',
+  wire: 'ttft_slo_ms',
+  range: { min: 1, integer: true },
+  column: 'bigint',
+  check: 'ttft',
+  example: 500,
+  exampleInForce: null,
+  status: { label: 'TTFT objective', css: 'ttft', over: 'waiting' },
+} as const satisfies ThresholdSpecShape;
+const WITH_TTFT = [...THRESHOLD_SPECS, TTFT];
+
+@ThresholdPatchFields(WITH_TTFT)
+class PatchWithTtft {}
+
+@ThresholdValueFields(WITH_TTFT)
+class ValuesWithTtft {}
+
+@ThresholdColumns(WITH_TTFT)
+class EntityWithTtft {}
+
+async function validate(body: object): Promise<string[]> {
+  const pipe = new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true });
+  const metadata: ArgumentMetadata = { type: 'body', metatype: PatchWithTtft };
+  try {
+    await pipe.transform(body, metadata);
+    return [];
+  } catch (err) {
+    if (!(err instanceof BadRequestException)) throw err;
+    return (err.getResponse() as { message: string[] }).message;
+  }
+}
+
+describe('a new entry in THRESHOLD_SPECS', () => {
+  it('is a field of the change body, validated by its range, cleared by null', async () => {
+    expect(await validate({ ttft_slo_ms: 250 })).toEqual([]);
+    expect(await validate({ ttft_slo_ms: null })).toEqual([]);
+    expect(await validate({ ttft_slo_ms: 0 })).toEqual(['ttft_slo_ms must not be less than 1']);
+    expect(await validate({ ttft_slo_ms: 1.5 })).toEqual(['ttft_slo_ms must be an integer number']);
+    expect(await validate({ ttft_slo_ms: 1, ttft: 1 })).toEqual(['property ttft should not exist']);
+  });
+
+  it('is documented in OpenAPI: optional in the body, always present in the answers', () => {
+    const property = (type: new () => object) =>
+      Reflect.getMetadata(DECORATORS.API_MODEL_PROPERTIES, type.prototype, 'ttft_slo_ms') as object;
+    expect(property(PatchWithTtft)).toEqual(
+      expect.objectContaining({ type: Number, nullable: true, minimum: 1, example: 500 }),
+    );
+    expect(property(PatchWithTtft)).toHaveProperty('required', false);
+    expect(property(ValuesWithTtft)).toEqual(
+      expect.objectContaining({ type: Number, nullable: true, minimum: 1, example: null }),
+    );
+    expect(property(ValuesWithTtft)).not.toHaveProperty('required', false);
+  });
+
+  it('is a nullable column named like its wire key, with the CHECK of its range', () => {
+    const storage = getMetadataArgsStorage();
+    const column = storage.columns.find(
+      (c) => c.target === EntityWithTtft && c.propertyName === 'ttftSloMs',
+    );
+    expect(column?.options).toMatchObject({ name: 'ttft_slo_ms', type: 'bigint', nullable: true });
+    // pg reads int8 as a string; the column hands the busy rule a number.
+    expect(column?.options.transformer).toMatchObject({ from: expect.any(Function) });
+    const checks = storage.checks.filter((c) => c.target === EntityWithTtft);
+    expect(checks).toContainEqual(
+      expect.objectContaining({
+        name: 'CHK_model_thresholds_ttft',
+        expression: '"ttft_slo_ms" >= 1',
+      }),
+    );
+    expect(checks).toHaveLength(WITH_TTFT.length);
+  });
+});
