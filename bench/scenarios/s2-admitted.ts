@@ -167,6 +167,7 @@ function summarize(
   const addedP50 = added('sluice', 'p50_us');
   const addedP99 = added('sluice', 'p99_us');
   const nginxAddedP50 = added('nginx', 'p50_us');
+  const nginxAddedP99 = added('nginx', 'p99_us');
   const row = (
     name: string,
     xs: number[],
@@ -193,7 +194,13 @@ function summarize(
       m(addedP50) < 1,
     ),
     row('Admitted path: Sluice / nginx proxy req/s', vsNginx, '≥ 0.7', '×', m(vsNginx) >= 0.7),
-    row('Admitted path: added p99 latency', addedP99, '(measured)', 'ms'),
+    row(
+      `Admitted path: added p99 latency at ${rate} req/s`,
+      addedP99,
+      '< 5 ms',
+      'ms',
+      m(addedP99) < 5,
+    ),
     row('Admitted path: Sluice / direct req/s', vsDirect, '(measured)', '×'),
     row('Admitted path: Sluice max', rps.sluice, '(measured)', 'req/s'),
     row('Admitted path: nginx proxy max', rps.nginx, '(reference)', 'req/s'),
@@ -268,6 +275,16 @@ function summarize(
         `~${fmt((rate * (median(cpuPer.sluice) ?? 0)) / 1e4, 0)} % busy: a request mostly waits for the loop to finish ` +
         "other requests' work (and, under a proxy, the worker shares its core with the client). nginx, at " +
         `${fmt(median(cpuPer.nginx), 0)} µs per request, adds ${m(nginxAddedP50).toFixed(2)} ms at the same rate.`,
+    );
+  }
+  if (figures[2].verdict === 'MISS') {
+    analysis.push(
+      `**Added p99 latency (${m(addedP99).toFixed(1)} ms at ${rate} req/s, target < 5 ms).** The p99 of ` +
+        'requests through Sluice minus the p99 of the same requests sent straight to the worker, round by ' +
+        `round (table above; nginx adds ${m(nginxAddedP99).toFixed(1)} ms at its p99). At half its maximum rate the ` +
+        "frontend's one event loop is about half busy, so a request that arrives during a longer turn (a GC " +
+        'pause, a burst of other requests, a scrape of /metrics) waits for it; the tail is those waits, not ' +
+        'the median cost, which stays under a millisecond.',
     );
   }
   return { figures, details, analysis };
