@@ -1,4 +1,4 @@
-import { KvMetricsWire } from '@sluice/contracts';
+import { KvMetricsReport, KvMetricsWire } from '@sluice/contracts';
 
 /** The model the simulated worker serves by default. */
 export const MODEL = 'Qwen/Qwen3-0.6B';
@@ -31,5 +31,31 @@ export function kvReport(fields: ReportFields): KvMetricsWire {
     active_prefill_tokens: 0,
     timestamp_ms: Date.now(),
     ...fields,
+  };
+}
+
+/**
+ * A report as the monitor holds it once parsed (for unit specs of the registry and what reads
+ * it): rank 0 of 1 of MODEL at `http://<workerId>:9001`, an idle cache of 100 blocks, no
+ * optional field.
+ */
+export function parsedReport(
+  workerId: string,
+  over: Partial<KvMetricsReport> = {},
+): KvMetricsReport {
+  return {
+    workerId,
+    model: MODEL,
+    endpoint: `http://${workerId}:9001`,
+    dpRank: 0,
+    dpSize: 1,
+    activeDecodeBlocks: 0,
+    kvTotalBlocks: 100,
+    activePrefillTokens: 0,
+    maxNumBatchedTokens: undefined,
+    timestampMs: undefined,
+    numRequestsWaiting: undefined,
+    seq: undefined,
+    ...over,
   };
 }

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { KvMetricsReport } from '@sluice/contracts';
+import { parsedReport } from '@sluice/testkit';
 import { register } from 'prom-client';
 import { FrontendConfig } from '../config/frontend-config';
 import { MAX_EMPTY_MODELS, WorkerRegistry } from '../worker-monitor/worker-registry.service';
@@ -8,20 +9,8 @@ import { ThresholdsService } from '../thresholds/thresholds.service';
 import { metricProviders } from '../metrics/metrics.providers';
 import { RequestMetricsService } from './request-metrics.service';
 
-const report = (workerId: string, model: string): KvMetricsReport => ({
-  workerId,
-  model,
-  endpoint: `http://${workerId}:9001`,
-  dpRank: 0,
-  dpSize: 1,
-  activeDecodeBlocks: 10,
-  kvTotalBlocks: 100,
-  activePrefillTokens: 0,
-  maxNumBatchedTokens: undefined,
-  timestampMs: undefined,
-  numRequestsWaiting: undefined,
-  seq: undefined,
-});
+const report = (workerId: string, model: string): KvMetricsReport =>
+  parsedReport(workerId, { model, activeDecodeBlocks: 10 });
 
 /** Exposition lines that carry `model="<model>"`. */
 async function seriesOf(model: string): Promise<string[]> {

@@ -1,4 +1,6 @@
 import { Logger } from '@nestjs/common';
+import { KvMetricsReport } from '@sluice/contracts';
+import { parsedReport } from '@sluice/testkit';
 import { FrontendConfig } from '../config/frontend-config';
 import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
 import { WorkerTraffic } from '../completions/routing/worker-traffic';
@@ -8,21 +10,8 @@ import { STATUS_LIMITS, StatusService } from './status.service';
 
 const M = 'Qwen/Qwen3-0.6B';
 
-const report = (workerId: string, used: number, over: Record<string, unknown> = {}) => ({
-  workerId,
-  model: M,
-  endpoint: `http://${workerId}:9001`,
-  dpRank: 0,
-  dpSize: 1,
-  activeDecodeBlocks: used,
-  kvTotalBlocks: 100,
-  activePrefillTokens: 0,
-  maxNumBatchedTokens: undefined,
-  timestampMs: undefined,
-  numRequestsWaiting: undefined,
-  seq: undefined,
-  ...over,
-});
+const report = (workerId: string, used: number, over: Partial<KvMetricsReport> = {}) =>
+  parsedReport(workerId, { model: M, activeDecodeBlocks: used, ...over });
 
 describe('StatusService', () => {
   let registry: WorkerRegistry;

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { KvMetricsReport } from '@sluice/contracts';
+import { parsedReport } from '@sluice/testkit';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { Gauge, Registry } from 'prom-client';
 import { FrontendConfig } from '../config/frontend-config';
@@ -10,21 +11,8 @@ import { BUSY_GAUGE, RANK_GAUGES, WorkerGaugesRenderer } from './worker-gauges.r
 
 const M = 'Qwen/Qwen3-0.6B';
 
-const report = (workerId: string, over: Partial<KvMetricsReport> = {}): KvMetricsReport => ({
-  workerId,
-  model: M,
-  endpoint: `http://${workerId}:9001`,
-  dpRank: 0,
-  dpSize: 1,
-  activeDecodeBlocks: 10,
-  kvTotalBlocks: 100,
-  activePrefillTokens: 5,
-  maxNumBatchedTokens: undefined,
-  timestampMs: undefined,
-  numRequestsWaiting: undefined,
-  seq: undefined,
-  ...over,
-});
+const report = (workerId: string, over: Partial<KvMetricsReport> = {}): KvMetricsReport =>
+  parsedReport(workerId, { model: M, activeDecodeBlocks: 10, activePrefillTokens: 5, ...over });
 
 /** What prom-client wrote for the same state when these were gauges reset and set per scrape. */
 async function promClientText(registry: WorkerRegistry): Promise<string> {

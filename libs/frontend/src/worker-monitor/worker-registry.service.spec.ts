@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { KvMetricsReport } from '@sluice/contracts';
+import { parsedReport } from '@sluice/testkit';
 import { FrontendConfig } from '../config/frontend-config';
 import { ThresholdsService } from '../thresholds/thresholds.service';
 import { ModelEntry } from './worker-entry';
@@ -10,21 +11,8 @@ const BUSY = 95;
 const FREE = 10;
 
 /** A report whose decode usage is `used` of 100 blocks (the threshold below is 0.9). */
-const report = (workerId: string, used: number, over: Partial<KvMetricsReport> = {}) => ({
-  workerId,
-  model: M,
-  endpoint: `http://${workerId}:9001`,
-  dpRank: 0,
-  dpSize: 1,
-  activeDecodeBlocks: used,
-  kvTotalBlocks: 100,
-  activePrefillTokens: 0,
-  maxNumBatchedTokens: undefined,
-  timestampMs: undefined,
-  numRequestsWaiting: undefined,
-  seq: undefined,
-  ...over,
-});
+const report = (workerId: string, used: number, over: Partial<KvMetricsReport> = {}) =>
+  parsedReport(workerId, { model: M, activeDecodeBlocks: used, ...over });
 
 const freeIds = (m: ModelEntry | undefined): string[] => (m?.free ?? []).map((w) => w.id).sort();
 
