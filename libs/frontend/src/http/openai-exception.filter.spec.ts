@@ -1,46 +1,30 @@
-import {
-  ArgumentsHost,
-  BadRequestException,
-  Logger,
-  ServiceUnavailableException,
-} from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
-import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { BadRequestException, Logger, ServiceUnavailableException } from '@nestjs/common';
 import Fastify, { FastifyInstance } from 'fastify';
 import { NoWorkersAvailableError } from '../completions/errors/model-unavailable.error';
-import { RequestMetricsService } from '../request-metrics/request-metrics.service';
+import {
+  answerThroughFilter,
+  fakeRequestMetrics,
+  fastifyAdapterHost,
+  RequestMetricsMock,
+} from '../request-metrics/filter-spec.fixture';
 import { OpenAiExceptionFilter } from './openai-exception.filter';
 
 describe('OpenAiExceptionFilter (the catch-all)', () => {
   let fastify: FastifyInstance;
-  let metrics: { modelLabel: jest.Mock; rejected: jest.Mock; answered: jest.Mock };
+  let metrics: RequestMetricsMock;
   let sut: OpenAiExceptionFilter;
 
   /** Answers one request to `url` by handing `error` to the filter, as Nest would. */
-  async function answer(error: unknown, url = '/v1/chat/completions') {
-    fastify.post(url, (request, reply) => {
-      const host = {
-        getType: () => 'http',
-        switchToHttp: () => ({ getRequest: () => request, getResponse: () => reply }),
-      } as unknown as ArgumentsHost;
-      sut.catch(error, host);
-    });
-    await fastify.ready();
-    return fastify.inject({ method: 'POST', url, payload: { model: 'm' } });
-  }
+  const answer = (error: unknown, url = '/v1/chat/completions') =>
+    answerThroughFilter(fastify, sut, error, url);
 
   beforeAll(() => {
     Logger.overrideLogger(false);
   });
   beforeEach(() => {
     fastify = Fastify();
-    metrics = {
-      modelLabel: jest.fn((m: unknown) => String(m)),
-      rejected: jest.fn(),
-      answered: jest.fn(),
-    };
-    const adapterHost = { httpAdapter: new FastifyAdapter() } as unknown as HttpAdapterHost;
-    sut = new OpenAiExceptionFilter(adapterHost, metrics as unknown as RequestMetricsService);
+    metrics = fakeRequestMetrics();
+    sut = new OpenAiExceptionFilter(fastifyAdapterHost(), metrics);
   });
   afterEach(() => fastify.close());
 
