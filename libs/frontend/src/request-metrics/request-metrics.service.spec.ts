@@ -44,7 +44,7 @@ describe('RequestMetricsService', () => {
   /** A model with one worker and every per-model series written once. */
   function useModel(model: string, worker: string): void {
     registry.applyReport(report(worker, model), 0);
-    sut.rejected(model, 'chat_completions');
+    sut.rejected(model, 'chat_completions', 'sheddable');
     sut.answered(model, 'chat_completions', false, '');
     sut.answered(model, 'completions', true, 'overload');
     sut.firstByte(model, 0.1);
@@ -53,6 +53,23 @@ describe('RequestMetricsService', () => {
     sut.inflight.dec({ model });
     sut.queued.set({ model }, 0);
   }
+
+  it('counts a rejection in the contract §6 counter and, by priority class, in the §8 one', async () => {
+    registry.applyReport(report('w1', 'm'), 0);
+    sut.rejected('m', 'completions', 'sheddable');
+    sut.rejected('m', 'completions', 'sheddable');
+    sut.rejected('m', 'completions', 'critical');
+    const lines = await seriesOf('m');
+    expect(lines).toContain(
+      'dynamo_frontend_model_rejection_total{model="m",endpoint="completions"} 3',
+    );
+    expect(lines).toContain(
+      'sluice_frontend_rejection_total{model="m",endpoint="completions",priority="sheddable"} 2',
+    );
+    expect(lines).toContain(
+      'sluice_frontend_rejection_total{model="m",endpoint="completions",priority="critical"} 1',
+    );
+  });
 
   it("removes a forgotten model's series and keeps the others", async () => {
     useModel('gone', 'w-gone');

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Counter, Gauge, Histogram } from 'prom-client';
+import { PRIORITY_CLASSES, PriorityClass } from '../config/priority';
 import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
 import { ENDPOINT_LABELS, EndpointLabel, ErrorType, METRIC } from '../metrics/metric-names';
 
@@ -24,6 +25,7 @@ export class RequestMetricsService {
   constructor(
     private readonly registry: WorkerRegistry,
     @InjectMetric(METRIC.rejections) private readonly rejections: Counter,
+    @InjectMetric(METRIC.classRejections) private readonly classRejections: Counter,
     @InjectMetric(METRIC.requests) private readonly requests: Counter,
     @InjectMetric(METRIC.inflight) readonly inflight: Gauge,
     @InjectMetric(METRIC.queued) readonly queued: Gauge,
@@ -38,8 +40,10 @@ export class RequestMetricsService {
     return typeof model === 'string' && this.registry.model(model) ? model : 'unknown';
   }
 
-  rejected(model: string, endpoint: EndpointLabel): void {
+  /** One overload rejection: contract §6's counter and §8's, by priority class. */
+  rejected(model: string, endpoint: EndpointLabel, priority: PriorityClass): void {
     this.rejections.inc({ model, endpoint });
+    this.classRejections.inc({ model, endpoint, priority });
   }
 
   answered(model: string, endpoint: EndpointLabel, stream: boolean, errorType: ErrorType): void {
@@ -64,6 +68,9 @@ export class RequestMetricsService {
   private async forget(model: string): Promise<void> {
     for (const endpoint of ENDPOINT_LABELS) {
       this.rejections.remove({ model, endpoint });
+      for (const priority of PRIORITY_CLASSES) {
+        this.classRejections.remove({ model, endpoint, priority });
+      }
       for (const request_type of REQUEST_TYPES) {
         for (const error_type of ERROR_TYPES) {
           const status = error_type === '' ? 'success' : 'error';
