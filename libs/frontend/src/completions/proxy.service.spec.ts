@@ -1,5 +1,7 @@
 import Fastify, { FastifyInstance } from 'fastify';
 import { FrontendConfig } from '../config/frontend-config';
+import { PriorityClass } from '../config/priority';
+import { setRequestPriority } from '../priority/request-priority';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { WorkerEntry } from '../worker-monitor/worker-entry';
 import { UpstreamError } from './errors/upstream.error';
@@ -49,6 +51,12 @@ describe('ProxyService (unary answers)', () => {
       metrics as unknown as RequestMetricsService,
     );
     fastify = Fastify();
+    // As admission does: the class goes beside the request before the route runs.
+    fastify.addHook('preHandler', (request, _reply, done) => {
+      const c = request.headers['x-class'];
+      if (typeof c === 'string') setRequestPriority(request, c as PriorityClass);
+      done();
+    });
     fastify.post('/v1/chat/completions', async (request, reply) => {
       try {
         await sut.forward(
@@ -110,9 +118,28 @@ describe('ProxyService (unary answers)', () => {
     const res = await post();
     expect(res.statusCode).toBe(200);
     expect(res.headers[WORKER_HEADER]).toBe('w2');
-    expect(router.acquireOther).toHaveBeenCalledWith(first.worker, expect.any(Number));
+    expect(router.acquireOther).toHaveBeenCalledWith(first.worker, expect.any(Number), 'standard');
     expect(first.release).toHaveBeenCalledTimes(1);
     expect(second.release).toHaveBeenCalledTimes(1);
+  });
+
+  it("asks the router for a worker free for the request's class, on the retry too", async () => {
+    router.acquire.mockReturnValue(leaseOf(worker('w1')));
+    router.acquireOther.mockReturnValue(leaseOf(worker('w2')));
+    answers.set('w1', () => Promise.reject(new Error('connect ECONNREFUSED')));
+    answers.set('w2', ok('{"id":"y"}'));
+    expect((await post({ 'x-class': 'critical' })).statusCode).toBe(200);
+    expect(router.acquire).toHaveBeenCalledWith(
+      'm',
+      expect.any(Number),
+      expect.anything(),
+      'critical',
+    );
+    expect(router.acquireOther).toHaveBeenCalledWith(
+      expect.objectContaining({ id: 'w1' }),
+      expect.any(Number),
+      'critical',
+    );
   });
 
   it("turns a worker's 5xx into a 502 upstream error for the filter to answer and count", async () => {
