@@ -103,6 +103,17 @@ export const STATUS_PAGE_SCRIPT = String.raw`
     return s;
   }
 
+  // Free workers per priority class; a class whose every worker is busy is refused.
+  function classes(pc) {
+    const s = stat('free for critical · standard · sheddable', '', 'priority-classes');
+    const value = s.lastChild;
+    ['critical', 'standard', 'sheddable'].forEach((c, i) => {
+      if (i > 0) value.append(' · ');
+      value.append(el('span', 'class-free ' + c + (pc[c].all_busy ? ' refused' : ''), pc[c].workers_free));
+    });
+    return s;
+  }
+
   function modelCard(m, windowSeconds) {
     const card = el('section', 'card');
     card.dataset.model = m.model;
@@ -116,6 +127,7 @@ export const STATUS_PAGE_SCRIPT = String.raw`
       stat('rejected total', m.rejections_total, 'rejected-total'),
       stat('in flight', m.inflight_requests, 'inflight'),
       stat('busy workers', m.workers_busy + ' / ' + m.workers_total, 'busy-count'),
+      classes(m.priority_classes),
     );
     card.append(head, stats);
     if (m.workers.length > 0) {
