@@ -127,6 +127,8 @@ describe('status page (GET /ui) in a browser', () => {
     expect(await stat(MODEL, 'threshold.prefill')).toBe('unset');
     expect(await card(MODEL).locator('.card-head .badge').textContent()).toBe('accepting');
     expect(await stat(MODEL, 'busy-count')).toBe('1 / 2');
+    // Free for critical (judged at 0.96) · standard (0.8) · sheddable (0.64).
+    expect(await stat(MODEL, 'priority-classes')).toBe('2 · 1 · 1');
   });
 
   it('shows rejections per second while every worker is busy', async () => {
