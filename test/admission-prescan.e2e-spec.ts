@@ -122,7 +122,7 @@ describe('early refusal from the bytes of the body', () => {
 
   it("judges the bytes by the request's priority class: critical still reaches a worker free for it", async () => {
     // The busy model's worker is at 95 %: over 0.8 and 0.64 (sheddable), not over 0.96 (critical).
-    const body = `{"model":${JSON.stringify(MODEL)},"messages":[]}`;
+    const body = JSON.stringify({ model: MODEL, messages: MESSAGES });
     const as = (priority: string) =>
       post(`${fe.url}${PATH}`, body, {
         'content-type': 'application/json',
