@@ -76,7 +76,11 @@ const minus = (a: Record<string, number>, b: Record<string, number>) =>
  * sheddable requests are judged at 0.64, standard at 0.8, critical at 0.96.
  */
 describe('priority classes over real NATS', () => {
-  const sys = useSystem({ workers: [[], []], frontend: [...THRESHOLDS, '0.8'] });
+  const sys = useSystem({
+    database: 'priority',
+    workers: [[], []],
+    frontend: [...THRESHOLDS, '0.8'],
+  });
   let beat: Heartbeat;
   let workers: Record<string, string>;
 
@@ -186,11 +190,14 @@ describe('priority classes over real NATS', () => {
 });
 
 /** A frontend with `flags` beside one simulated worker, whose load the test reports. */
-function useOneWorker(flags: string[]): {
+function useOneWorker(
+  database: string,
+  flags: string[],
+): {
   sys: ReturnType<typeof useSystem>;
   beat: () => Heartbeat;
 } {
-  const sys = useSystem({ workers: [[]], frontend: [...THRESHOLDS, '0.8', ...flags] });
+  const sys = useSystem({ database, workers: [[]], frontend: [...THRESHOLDS, '0.8', ...flags] });
   let beat: Heartbeat;
   beforeAll(async () => {
     beat = await Heartbeat.start(NATS_URL, sys.namespace);
@@ -200,7 +207,7 @@ function useOneWorker(flags: string[]): {
 }
 
 describe('--priority-header none', () => {
-  const { sys, beat } = useOneWorker(['--priority-header', 'none']);
+  const { sys, beat } = useOneWorker('priority_off', ['--priority-header', 'none']);
 
   it('ignores the header: every request is standard', async () => {
     const fe = sys.fe;
@@ -217,7 +224,7 @@ describe('--priority-header none', () => {
 });
 
 describe('--priority-header NAME and --priority-factor', () => {
-  const { sys, beat } = useOneWorker([
+  const { sys, beat } = useOneWorker('priority_named', [
     ...['--priority-header', 'X-Tier', '--priority-factor', 'sheddable=0.5,critical=1.1'],
   ]);
 
@@ -246,6 +253,7 @@ describe('--priority-header NAME and --priority-factor', () => {
 
 describe('--priority-key-file: the bundled policy caps each API key', () => {
   const sys = useSystem({
+    database: 'priority_keys',
     workers: [[]],
     frontend: () => {
       const file = join(mkdtempSync(join(tmpdir(), 'sluice-keys-')), 'priority-keys');
@@ -288,6 +296,7 @@ describe('--priority-key-file: the bundled policy caps each API key', () => {
  */
 describe('the router queue serves critical requests first', () => {
   const sys = useSystem({
+    database: 'priority_queue',
     workers: [['--speedup', '1']],
     frontend: [
       ...[...THRESHOLDS, '0.8', '--router-queue-threshold', '0'],
