@@ -9,7 +9,7 @@ import { DECODE_SHEDDING, startFrontend, startWorker } from '../lib/sluice';
 import { fmt, maxOf, median, minOf, nowNs, percentile, rotate, uniqueNamespace } from '../lib/util';
 import { ProcessGroup } from '@sluice/testkit';
 import { prewarm, RANKS, startRig, WORKERS } from './s4-ingest';
-import { flipTrials } from './s5-reaction';
+import { flipTrials, reporter } from './s5-reaction';
 
 const PATH = '/v1/chat/completions';
 
@@ -134,13 +134,7 @@ export async function reactionBeside(
       await startFrontend(g, { ...common, name: 'frontend-reaction-record' }),
       await startFrontend(g, { ...common, node: other.path, name: 'frontend-reaction-other' }),
     ];
-    const report = (decode: number): void =>
-      hb.set({
-        worker_id: 'probe-1',
-        model: MODEL,
-        endpoint: worker.url,
-        active_decode_blocks: decode,
-      });
+    const report = reporter(hb, worker.url);
     for (const fe of fes) probes.push(new PacedProber(fe.url, PATH, chatBody(MODEL, 1)));
     report(10);
     for (const p of probes) await p.until((s) => s === 200, nowNs(), 10000);

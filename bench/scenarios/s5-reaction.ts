@@ -32,6 +32,12 @@ export function trialRow(label: string, xs: number[]): string {
   return `| ${label} | ${xs.length} | ${q(50)} | ${q(90)} | ${q(99)} | ${fmt(maxOf(xs), 2)} |`;
 }
 
+/** Publishes (and keeps heartbeating) the load of the one worker the trials flip, in blocks of 100. */
+export const reporter =
+  (hb: Heartbeat, endpoint: string) =>
+  (decode: number): void =>
+    hb.set({ worker_id: 'probe-1', model: MODEL, endpoint, active_decode_blocks: decode });
+
 /** One probe's trials: report over → first refusal (ms), back under → first admission (ms). */
 export interface Flips {
   up: number[];
@@ -94,13 +100,7 @@ export const reactionScenario: Scenario = {
         cpu: CPU.server,
         flags: DECODE_SHEDDING,
       });
-      const report = (decode: number): void =>
-        hb.set({
-          worker_id: 'probe-1',
-          model: MODEL,
-          endpoint: worker.url,
-          active_decode_blocks: decode,
-        });
+      const report = reporter(hb, worker.url);
       // Real requests (answered 503, or 200 by the worker), about one per millisecond.
       const p = new PacedProber(fe.url, PATH, chatBody(MODEL, 1));
       // Decision-only probes: a body the guard reads but validation refuses, so an admitted
