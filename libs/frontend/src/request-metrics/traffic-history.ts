@@ -55,8 +55,6 @@ class Ring {
 
 /** A model's last 10 minutes, oldest bucket first; a bucket's point is where it ends (or now). */
 export interface HistoryWindow {
-  /** Start of the first bucket (the window, or the history if younger). */
-  readonly startMs: number;
   /** When each bucket's values were measured up to: its end, or now for the bucket filling. */
   readonly endsMs: number[];
   /** Requests sent to a worker, per second. */
@@ -129,7 +127,7 @@ export class TrafficHistory {
     const nowMs = this.now();
     ring.at(nowMs);
     const first = Math.max(bucketOf(ring.createdMs), ring.head - HISTORY_BUCKETS + 1);
-    const out = emptyWindow(first * HISTORY_BUCKET_MS);
+    const out = emptyWindow();
     for (let b = first; b <= ring.head; b++) {
       const at = (b % HISTORY_BUCKETS) * CELLS;
       const c = ring.cells;
@@ -153,9 +151,8 @@ export class TrafficHistory {
   }
 }
 
-function emptyWindow(startMs: number): HistoryWindow {
+function emptyWindow(): HistoryWindow {
   return {
-    startMs,
     endsMs: [],
     admitted: [],
     rejected: { critical: [], standard: [], sheddable: [] },
