@@ -41,6 +41,7 @@ describe('LoadSampler', () => {
     registry.applyReport(report('free', 30, { dpSize: 2, dpRank: 1, kvTotalBlocks: 50 }), 0);
     registry.applyReport(report('empty', 0, { kvTotalBlocks: 0 }), 0); // no KV size: not counted
     sut.sample();
+    now += HISTORY_BUCKET_MS;
     const w = history.window(M);
     expect(w?.busyShare).toEqual([1 / 3]);
     expect(w?.kvUsage?.[0]).toBeCloseTo((0.9 + 0.1 + 0.6) / 3, 10);
@@ -51,6 +52,7 @@ describe('LoadSampler', () => {
     registry.applyReport(report('gone', 5, { model: 'other' }), 0);
     registry.removeWorker('gone', 'worker_down');
     sut.sample();
+    now += HISTORY_BUCKET_MS;
     expect(history.window(M)).toMatchObject({ busyShare: [0], kvUsage: [null] });
     expect(history.window('other')).toBeUndefined();
   });
@@ -59,7 +61,7 @@ describe('LoadSampler', () => {
     registry.applyReport(report('w', 10), 0);
     sut.sample();
     registry.removeWorker('w', 'worker_down');
-    now += (HISTORY_BUCKETS - 1) * HISTORY_BUCKET_MS;
+    now += HISTORY_BUCKETS * HISTORY_BUCKET_MS;
     sut.sample();
     expect(history.window(M)?.busyShare[0]).toBe(0);
     now += HISTORY_BUCKET_MS;

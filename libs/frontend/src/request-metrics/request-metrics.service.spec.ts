@@ -8,7 +8,7 @@ import { MAX_EMPTY_MODELS, WorkerRegistry } from '../worker-monitor/worker-regis
 import { ThresholdsService } from '../thresholds/thresholds.service';
 import { metricProviders } from '../metrics/metrics.providers';
 import { RequestMetricsService } from './request-metrics.service';
-import { TrafficHistory } from './traffic-history';
+import { HISTORY_BUCKET_MS, TrafficHistory } from './traffic-history';
 
 const report = (workerId: string, model: string): KvMetricsReport =>
   parsedReport(workerId, { model, activeDecodeBlocks: 10 });
@@ -22,20 +22,21 @@ describe('RequestMetricsService', () => {
   let registry: WorkerRegistry;
   let history: TrafficHistory;
   let sut: RequestMetricsService;
+  let now: number;
 
   beforeAll(() => {
     Logger.overrideLogger(false);
   });
   beforeEach(async () => {
     register.clear();
+    now = 1000 * HISTORY_BUCKET_MS;
     const module = await Test.createTestingModule({
       providers: [
         { provide: FrontendConfig, useValue: new FrontendConfig() },
         ThresholdsService,
         WorkerRegistry,
         RequestMetricsService,
-        // A clock at the start of a bucket: a bucket's rate is then its count per 1 s.
-        { provide: TrafficHistory, useFactory: () => new TrafficHistory(() => 10_000) },
+        { provide: TrafficHistory, useFactory: () => new TrafficHistory(() => now) },
         ...metricProviders,
       ],
     }).compile();
@@ -83,9 +84,10 @@ describe('RequestMetricsService', () => {
     sut.admitted('gone');
     sut.rejected('gone', 'completions', 'sheddable');
     sut.rejected('gone', 'completions', 'sheddable');
+    now += HISTORY_BUCKET_MS;
     expect(history.window('gone')).toMatchObject({
-      admitted: [1],
-      rejected: { critical: [0], standard: [0], sheddable: [2] },
+      admitted: [0.2],
+      rejected: { critical: [0], standard: [0], sheddable: [0.4] },
     });
     expect(history.window('kept')).toMatchObject({ admitted: [0] });
 

@@ -39,24 +39,24 @@ describe('TrafficHistory', () => {
     repeat(3, () => sut.admitted(M));
     repeat(2, () => sut.rejected(M, 'sheddable'));
     sut.rejected(M, 'critical');
-    now = T0 + 2 * BUCKET;
+    now = T0 + 2 * BUCKET + 1;
     const w = sut.window(M);
-    expect(w?.endsMs).toEqual([T0 + BUCKET, T0 + 2 * BUCKET, T0 + 2 * BUCKET]);
-    expect(w?.admitted).toEqual([2, 0.6, 0]);
+    expect(w?.endsMs).toEqual([T0 + BUCKET, T0 + 2 * BUCKET]);
+    expect(w?.admitted).toEqual([2, 0.6]);
     expect(w?.rejected).toEqual({
-      critical: [0, 0.2, 0],
-      standard: [1, 0, 0],
-      sheddable: [0, 0.4, 0],
+      critical: [0, 0.2],
+      standard: [1, 0],
+      sheddable: [0, 0.4],
     });
   });
 
-  it('divides the bucket still filling by the time it has run, at least 1 s', () => {
-    sut.sample(M, 0, null);
-    now = T0 + 2 * BUCKET + 2500;
+  it('serves a bucket once it is complete', () => {
+    sut.sample(M, 0.5, null);
+    now = T0 + BUCKET - 1;
     repeat(5, () => sut.admitted(M));
-    expect(sut.window(M)?.admitted.slice(-1)).toEqual([2]);
-    now = T0 + 2 * BUCKET + 100;
-    expect(sut.window(M)?.admitted.slice(-1)).toEqual([5]);
+    expect(sut.window(M)).toMatchObject({ endsMs: [], admitted: [], busyShare: [] });
+    now = T0 + BUCKET;
+    expect(sut.window(M)).toMatchObject({ endsMs: [T0 + BUCKET], admitted: [1], busyShare: [0.5] });
   });
 
   it('divides the first bucket by the time since the history began', () => {
@@ -64,7 +64,7 @@ describe('TrafficHistory', () => {
     sut.sample(M, 0, null);
     repeat(4, () => sut.admitted(M));
     now = T0 + BUCKET + 1000;
-    expect(sut.window(M)?.admitted).toEqual([2, 0]);
+    expect(sut.window(M)?.admitted).toEqual([2]);
   });
 
   it('averages the load samples of a bucket; null where none was taken', () => {
@@ -72,6 +72,7 @@ describe('TrafficHistory', () => {
     sut.sample(M, 1, null);
     now = T0 + 2 * BUCKET; // one bucket with no sample
     sut.sample(M, 0, 0.6);
+    now = T0 + 3 * BUCKET;
     const w = sut.window(M);
     expect(w?.busyShare).toEqual([0.75, null, 0]);
     expect(w?.kvUsage).toEqual([0.2, null, 0.6]);
@@ -84,12 +85,14 @@ describe('TrafficHistory', () => {
       repeat(b % 7, () => sut.admitted(M));
       sut.sample(M, 0, null);
     }
+    now = T0 + (HISTORY_BUCKETS + 30) * BUCKET;
     const w = sut.window(M);
     expect(w?.admitted).toHaveLength(HISTORY_BUCKETS);
     expect(w?.endsMs[0]).toBe(T0 + 31 * BUCKET);
-    const expected = Array.from({ length: HISTORY_BUCKETS }, (_, i) => ((i + 30) % 7) / 5);
-    expect(w?.admitted.slice(0, -1)).toEqual(expected.slice(0, -1));
-    expect(w?.admitted.at(-1)).toBe((HISTORY_BUCKETS + 29) % 7); // filling: 1 s so far
+    expect(w?.endsMs.at(-1)).toBe(now);
+    expect(w?.admitted).toEqual(
+      Array.from({ length: HISTORY_BUCKETS }, (_, i) => ((i + 30) % 7) / 5),
+    );
   });
 
   it('clears the buckets skipped while nothing happened, also after a long silence', () => {
@@ -97,14 +100,16 @@ describe('TrafficHistory', () => {
     repeat(3, () => sut.admitted(M));
     now = T0 + 3 * BUCKET;
     sut.admitted(M);
+    now = T0 + 4 * BUCKET;
     let w = sut.window(M);
-    expect(w?.admitted).toEqual([0.6, 0, 0, 1]);
+    expect(w?.admitted).toEqual([0.6, 0, 0, 0.2]);
     expect(w?.busyShare).toEqual([1, null, null, null]);
 
     now = T0 + 1000 * BUCKET; // longer than the window: every slot is stale
     sut.admitted(M);
+    now = T0 + 1001 * BUCKET;
     w = sut.window(M);
-    expect(w?.admitted).toEqual([...Array<number>(HISTORY_BUCKETS - 1).fill(0), 1]);
+    expect(w?.admitted).toEqual([...Array<number>(HISTORY_BUCKETS - 1).fill(0), 0.2]);
     expect(w?.busyShare.every((x) => x === null)).toBe(true);
   });
 
@@ -114,7 +119,8 @@ describe('TrafficHistory', () => {
     sut.admitted(M);
     now = T0 - 3 * BUCKET;
     sut.admitted(M);
-    expect(sut.window(M)?.admitted).toEqual([0, 2]);
+    now = T0 + 2 * BUCKET;
+    expect(sut.window(M)?.admitted).toEqual([0, 0.4]);
   });
 
   it('forgets a model at once, and drops a history idle for a whole window', () => {
@@ -126,11 +132,11 @@ describe('TrafficHistory', () => {
     sut.admitted(M); // a late request of the forgotten model does not bring it back
     expect(sut.models()).toEqual(['other', 'idle']);
 
-    now = T0 + (HISTORY_BUCKETS - 1) * BUCKET;
+    now = T0 + HISTORY_BUCKETS * BUCKET; // the first bucket is still the window's oldest
     sut.rejected('other', 'standard');
     sut.dropIdle();
     expect(sut.models()).toEqual(['other', 'idle']);
-    now = T0 + HISTORY_BUCKETS * BUCKET;
+    now = T0 + (HISTORY_BUCKETS + 1) * BUCKET;
     sut.window('idle'); // reading is not activity
     sut.dropIdle();
     expect(sut.models()).toEqual(['other']);

@@ -8,7 +8,7 @@ export const HISTORY_BUCKETS = 120;
  * later get none, so reports naming invented models cannot grow memory (7.5 KB a model).
  */
 export const MAX_HISTORY_MODELS = 256;
-/** The bucket still filling is young: its rates are divided by at least this much time. */
+/** A history made just before a bucket ends: its first rates are over at least this much time. */
 const MIN_SPAN_MS = 1000;
 
 // The cells of one bucket.
@@ -19,12 +19,14 @@ const BUSY_SAMPLES = 5;
 const KV_SUM = 6;
 const KV_SAMPLES = 7;
 const CELLS = 8;
+/** The window's buckets and the one filling. */
+const SLOTS = HISTORY_BUCKETS + 1;
 
 const bucketOf = (ms: number): number => Math.floor(ms / HISTORY_BUCKET_MS);
 
-/** One model's buckets in one flat array, indexed by (absolute bucket number mod buckets). */
+/** One model's buckets in one flat array, indexed by (absolute bucket number mod slots). */
 class Ring {
-  readonly cells = new Float64Array(HISTORY_BUCKETS * CELLS);
+  readonly cells = new Float64Array(SLOTS * CELLS);
   /** The newest bucket, as `floor(ms / HISTORY_BUCKET_MS)`. */
   head: number;
   /** The newest bucket in which something was recorded or sampled. */
@@ -42,20 +44,23 @@ class Ring {
   at(nowMs: number): number {
     const bucket = bucketOf(nowMs);
     if (bucket > this.head) {
-      const skipped = Math.min(bucket - this.head, HISTORY_BUCKETS);
+      const skipped = Math.min(bucket - this.head, SLOTS);
       for (let b = this.head + 1; b <= this.head + skipped; b++) {
-        const start = (b % HISTORY_BUCKETS) * CELLS;
+        const start = (b % SLOTS) * CELLS;
         this.cells.fill(0, start, start + CELLS);
       }
       this.head = bucket;
     }
-    return (this.head % HISTORY_BUCKETS) * CELLS;
+    return (this.head % SLOTS) * CELLS;
   }
 }
 
-/** A model's last 10 minutes, oldest bucket first; a bucket's point is where it ends (or now). */
+/**
+ * A model's last 10 minutes, oldest bucket first, complete buckets only (the one still filling
+ * would show every rate dipping at each bucket's start).
+ */
 export interface HistoryWindow {
-  /** When each bucket's values were measured up to: its end, or now for the bucket filling. */
+  /** When each bucket ends. */
   readonly endsMs: number[];
   /** Requests sent to a worker, per second. */
   readonly admitted: number[];
@@ -109,11 +114,11 @@ export class TrafficHistory {
     this.rings.delete(model);
   }
 
-  /** Drops the rings with nothing recorded for a whole window (their model has no live worker). */
+  /** Drops the rings with nothing recorded in the window (their model has no live worker). */
   dropIdle(): void {
     const bucket = bucketOf(this.now());
     for (const [model, ring] of this.rings) {
-      if (bucket - ring.lastActive >= HISTORY_BUCKETS) this.rings.delete(model);
+      if (bucket - ring.lastActive > HISTORY_BUCKETS) this.rings.delete(model);
     }
   }
 
@@ -126,14 +131,15 @@ export class TrafficHistory {
     if (!ring) return undefined;
     const nowMs = this.now();
     ring.at(nowMs);
-    const first = Math.max(bucketOf(ring.createdMs), ring.head - HISTORY_BUCKETS + 1);
+    // The newest bucket (the one of now, unless the clock stepped back) is still filling.
+    const first = Math.max(bucketOf(ring.createdMs), ring.head - HISTORY_BUCKETS);
     const out = emptyWindow();
-    for (let b = first; b <= ring.head; b++) {
-      const at = (b % HISTORY_BUCKETS) * CELLS;
+    for (let b = first; b < ring.head; b++) {
+      const at = (b % SLOTS) * CELLS;
       const c = ring.cells;
-      const start = b * HISTORY_BUCKET_MS;
-      const end = Math.min(start + HISTORY_BUCKET_MS, Math.max(nowMs, start));
-      const seconds = Math.max(end - Math.max(start, ring.createdMs), MIN_SPAN_MS) / 1000;
+      const end = (b + 1) * HISTORY_BUCKET_MS;
+      const seconds =
+        Math.max(end - Math.max(end - HISTORY_BUCKET_MS, ring.createdMs), MIN_SPAN_MS) / 1000;
       out.endsMs.push(end);
       out.admitted.push(c[at + ADMITTED] / seconds);
       for (const p of PRIORITY_CLASSES) out.rejected[p].push(c[at + REJECTED[p]] / seconds);

@@ -17,8 +17,10 @@ describe('HistoryService', () => {
     history.sample('b', 1, 0.5);
     history.sample('a', 1 / 3, 2 / 3);
     for (let i = 0; i < 7; i++) history.admitted('a');
+    history.rejected('a', 'critical');
+    history.sample('a', 0, 0);
     history.rejected('a', 'sheddable');
-    now += 3000; // the bucket has run 3 s
+    now += HISTORY_BUCKET_MS; // the bucket is complete
     const s = sut.snapshot(now);
     expect(s).toMatchObject({
       generated_at_ms: now,
@@ -30,10 +32,10 @@ describe('HistoryService', () => {
     expect(s.models[0]).toEqual({
       model: 'a',
       t_ms: [now],
-      admitted_per_second: [2.333],
-      rejected_per_second: { critical: [0], standard: [0], sheddable: [0.333] },
-      busy_worker_share: [0.3333],
-      kv_usage: [0.6667],
+      admitted_per_second: [1.4],
+      rejected_per_second: { critical: [0.2], standard: [0], sheddable: [0.2] },
+      busy_worker_share: [0.1667],
+      kv_usage: [0.3333],
     });
   });
 

@@ -16,7 +16,8 @@ export class RejectedByPriorityDto {
 
 /**
  * One model's last 10 minutes in buckets of `bucket_seconds`, oldest first; every array has one
- * value per bucket. The newest bucket is still filling: its rates are over the time it has run.
+ * value per bucket. Only complete buckets are listed (the newest ends at most one bucket ago);
+ * the first one of a new history is shorter, its rates are over the time it covered.
  */
 export class ModelHistoryDto {
   @ApiProperty({ example: 'Qwen/Qwen3-0.6B' })
@@ -25,7 +26,7 @@ export class ModelHistoryDto {
   @ApiProperty({
     type: [Number],
     example: [1764469995000, 1764470000000],
-    description: "when each bucket's values were measured up to: its end, or now for the newest",
+    description: 'when each bucket ends',
   })
   t_ms!: number[];
 
