@@ -65,7 +65,7 @@ describe('installAdmission (the early refusal hook)', () => {
     expect(res.headers['retry-after']).toBe('1');
     expect(res.body).toBe(OVERLOAD_BODY);
     expect(handled).toBe(0);
-    expect(metrics.rejected).toHaveBeenCalledWith('busy', 'chat_completions');
+    expect(metrics.rejected).toHaveBeenCalledWith('busy', 'chat_completions', 'standard');
     expect(metrics.answered).toHaveBeenCalledWith('busy', 'chat_completions', true, 'overload');
   });
 

@@ -1,7 +1,7 @@
 import { OVERLOAD_MESSAGE } from '@sluice/contracts';
 import { FrontendConfig } from '../config/frontend-config';
 import { encodeErrorBody } from '../errors/error-body';
-import { EndpointLabel, ErrorType } from '../metrics/metric-names';
+import { DEFAULT_PRIORITY, EndpointLabel, ErrorType, PriorityClass } from '../metrics/metric-names';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 
 /** A 503 of admission (or of the router queue), with the contract's body encoded once. */
@@ -62,14 +62,18 @@ export function writeRefusal(
   reply.send(refusal.payload);
 }
 
-/** Counts a refusal as contract §6 asks, whichever path answered it. */
+/**
+ * Counts a refusal as contract §6 asks, whichever path answered it. Every request is of class
+ * `standard` until the request's own class (contract §8, `x-sluice-priority`) is passed here.
+ */
 export function countRefusal(
   metrics: RequestMetricsService,
   endpoint: EndpointLabel,
   body: { model?: unknown; stream?: unknown } | null | undefined,
   refusal: Refusal,
+  priority: PriorityClass = DEFAULT_PRIORITY,
 ): void {
   const model = metrics.modelLabel(body?.model);
-  if (refusal.rejection) metrics.rejected(model, endpoint);
+  if (refusal.rejection) metrics.rejected(model, endpoint, priority);
   metrics.answered(model, endpoint, body?.stream === true, refusal.errorType);
 }

@@ -39,3 +39,9 @@ export function endpointLabelFor(url: string): EndpointLabel | undefined {
   const q = url.indexOf('?');
   return ENDPOINTS[q === -1 ? url : url.slice(0, q)];
 }
+
+/** Priority classes of contract §8 (header `x-sluice-priority`), most important first. */
+export const PRIORITY_CLASSES = ['critical', 'standard', 'sheddable'] as const;
+export type PriorityClass = (typeof PRIORITY_CLASSES)[number];
+/** The class of a request that names none. */
+export const DEFAULT_PRIORITY: PriorityClass = 'standard';
