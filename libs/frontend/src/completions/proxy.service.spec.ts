@@ -21,7 +21,7 @@ describe('ProxyService (unary answers)', () => {
   let router: { acquire: jest.Mock; acquireOther: jest.Mock };
   let answers: Map<string, () => Promise<WholeAnswer>>;
   let sent: Array<{ worker: string; path: string; body: string | Buffer }>;
-  let metrics: Record<'firstByte' | 'finished' | 'answered', jest.Mock> & {
+  let metrics: Record<'firstByte' | 'finished' | 'answered' | 'admitted', jest.Mock> & {
     inflight: { inc: jest.Mock; dec: jest.Mock };
   };
   let thrown: unknown;
@@ -41,6 +41,7 @@ describe('ProxyService (unary answers)', () => {
       firstByte: jest.fn(),
       finished: jest.fn(),
       answered: jest.fn(),
+      admitted: jest.fn(),
       inflight: { inc: jest.fn(), dec: jest.fn() },
     };
     thrown = undefined;
@@ -105,6 +106,7 @@ describe('ProxyService (unary answers)', () => {
     expect(lease.firstToken).toHaveBeenCalled();
     expect(lease.release).toHaveBeenCalledTimes(1);
     expect(metrics.answered).toHaveBeenCalledWith('m', 'chat_completions', false, '');
+    expect(metrics.admitted).toHaveBeenCalledWith('m');
     expect(sut.active).toBe(0);
   });
 
@@ -121,6 +123,7 @@ describe('ProxyService (unary answers)', () => {
     expect(router.acquireOther).toHaveBeenCalledWith(first.worker, expect.any(Number), 'standard');
     expect(first.release).toHaveBeenCalledTimes(1);
     expect(second.release).toHaveBeenCalledTimes(1);
+    expect(metrics.admitted).toHaveBeenCalledTimes(1); // one request, though two workers
   });
 
   it("asks the router for a worker free for the request's class, on the retry too", async () => {

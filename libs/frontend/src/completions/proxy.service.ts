@@ -92,6 +92,7 @@ export class ProxyService {
       ended: false,
     };
     this.metrics.inflight.inc({ model: x.model });
+    this.metrics.admitted(x.model);
     // The body as the client sent it (kept by the JSON parser), else serialised again.
     const raw = (reply.request as RawBodyRequest<FastifyRequest>).rawBody;
     const payload = raw ?? JSON.stringify(body);

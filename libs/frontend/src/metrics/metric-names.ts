@@ -41,3 +41,6 @@ export function endpointLabelFor(url: string): EndpointLabel | undefined {
   const q = url.indexOf('?');
   return ENDPOINTS[q === -1 ? url : url.slice(0, q)];
 }
+
+/** Priority classes of contract §8, the `priority` label's values; defined in config/priority.ts. */
+export { DEFAULT_PRIORITY, PRIORITY_CLASSES, type PriorityClass } from '../config/priority';

@@ -4,6 +4,7 @@ import { Counter, Gauge, Histogram } from 'prom-client';
 import { PRIORITY_CLASSES, PriorityClass } from '../config/priority';
 import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
 import { ENDPOINT_LABELS, EndpointLabel, ErrorType, METRIC } from '../metrics/metric-names';
+import { TrafficHistory } from './traffic-history';
 
 const REQUEST_TYPES = ['stream', 'unary'] as const;
 const ERROR_TYPES: readonly ErrorType[] = [
@@ -18,7 +19,8 @@ const ERROR_TYPES: readonly ErrorType[] = [
 
 /**
  * Request-level metrics of contract §6, with label values kept bounded: only known models
- * become label values, and a model's series go when the registry forgets the model.
+ * become label values, and a model's series go when the registry forgets the model. Admitted
+ * and rejected requests also go to the status page's `TrafficHistory`.
  */
 @Injectable()
 export class RequestMetricsService {
@@ -31,6 +33,7 @@ export class RequestMetricsService {
     @InjectMetric(METRIC.queued) readonly queued: Gauge,
     @InjectMetric(METRIC.ttft) private readonly ttft: Histogram,
     @InjectMetric(METRIC.duration) private readonly duration: Histogram,
+    private readonly history: TrafficHistory,
   ) {
     registry.observe({ modelForgotten: (model) => void this.forget(model) });
   }
@@ -44,6 +47,12 @@ export class RequestMetricsService {
   rejected(model: string, endpoint: EndpointLabel, priority: PriorityClass): void {
     this.rejections.inc({ model, endpoint });
     this.classRejections.inc({ model, endpoint, priority });
+    this.history.rejected(model, priority);
+  }
+
+  /** A request goes to a worker: past admission and the router queue. */
+  admitted(model: string): void {
+    this.history.admitted(model);
   }
 
   answered(model: string, endpoint: EndpointLabel, stream: boolean, errorType: ErrorType): void {
@@ -66,6 +75,7 @@ export class RequestMetricsService {
 
   /** Removes every series of a model the registry no longer knows (issue 11: cardinality). */
   private async forget(model: string): Promise<void> {
+    this.history.forget(model);
     for (const endpoint of ENDPOINT_LABELS) {
       this.rejections.remove({ model, endpoint });
       for (const priority of PRIORITY_CLASSES) {
