@@ -1,12 +1,15 @@
 import type { EngineName } from '@sluice/bridge';
 
-import { NO_THRESHOLDS, ThresholdValues } from './threshold-keys';
+import { AdmissionControl, NO_THRESHOLDS, ThresholdValues } from './threshold-keys';
 
-export type AdmissionControl = 'none' | 'token-capacity';
+export type { AdmissionControl } from './threshold-keys';
 export type RouterMode = 'round-robin' | 'random' | 'least-loaded';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
-/** The global default of each busy threshold (`null` = unset); see threshold-keys.ts. */
+/**
+ * The global default of each per-model key (`null` = unset); see threshold-keys.ts. Its
+ * `admissionControl` is always the config's `admissionControl`.
+ */
 export type GlobalThresholds = ThresholdValues;
 
 /** An engine the in-process bridge scrapes: `--engine-target ENGINE=[NAME=]URL`. */
@@ -26,6 +29,7 @@ export interface AdminToken {
 export class FrontendConfig {
   readonly httpHost: string = '0.0.0.0';
   readonly httpPort: number = 8000;
+  /** The global admission mode; a model's own (`admission_control`) overrides it. */
   readonly admissionControl: AdmissionControl = 'none';
   readonly thresholds: GlobalThresholds = NO_THRESHOLDS;
   readonly routerMode: RouterMode = 'round-robin';
@@ -65,10 +69,16 @@ export class FrontendConfig {
   /** A worker's answer or error body read beyond this is refused with a 502. */
   readonly maxUpstreamBodyBytes: number = 64 * 1024 * 1024;
 
-  /** Thresholds left out of `values.thresholds` are unset. */
+  /**
+   * Thresholds left out of `values.thresholds` are unset. The global admission mode may be given
+   * as `admissionControl` (which wins) or as `thresholds.admissionControl`; both then hold it.
+   */
   constructor(values: FrontendConfigValues = {}) {
     Object.assign(this, values);
-    this.thresholds = { ...NO_THRESHOLDS, ...values.thresholds };
+    const admissionControl =
+      values.admissionControl ?? values.thresholds?.admissionControl ?? this.admissionControl;
+    this.admissionControl = admissionControl;
+    this.thresholds = { ...NO_THRESHOLDS, ...values.thresholds, admissionControl };
   }
 }
 

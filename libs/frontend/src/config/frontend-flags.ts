@@ -12,14 +12,14 @@ import {
   ValueFlag,
   valueFlag,
 } from '@sluice/cli';
+import { EngineTarget, FrontendConfig, LogLevel, RouterMode } from './frontend-config';
 import {
-  AdmissionControl,
-  EngineTarget,
-  FrontendConfig,
-  LogLevel,
-  RouterMode,
-} from './frontend-config';
-import { THRESHOLD_SPECS, ThresholdFlag } from './threshold-keys';
+  isEnumSpec,
+  THRESHOLD_SPECS,
+  ThresholdSpec,
+  ThresholdSpecShape,
+  ThresholdValue,
+} from './threshold-keys';
 
 /** The defaults live on FrontendConfig, which code and tests also build without flags. */
 const D = new FrontendConfig();
@@ -27,18 +27,28 @@ const D = new FrontendConfig();
 const int = (arg: string, help: string, fallback: number, min: number, max?: number) =>
   valueFlag({ arg, help, parse: integerIn(min, max), default: fallback });
 
-/** The global default of each per-model busy threshold; unset: the threshold never fires. */
+/** The flag of one per-model key: a number, or one of its words. */
+type FlagOf<S> = S extends { readonly values: readonly (infer V)[]; readonly default: infer D }
+  ? ValueFlag<V | D>
+  : ValueFlag<number | null>;
+
+function thresholdFlag(spec: ThresholdSpecShape): ValueFlag<ThresholdValue | null> {
+  if (isEnumSpec(spec)) {
+    const arg = spec.values.join('|');
+    return valueFlag({ arg, help: spec.help, parse: oneOf(spec.values), default: spec.default });
+  }
+  return valueFlag({
+    arg: spec.range.integer ? 'N' : 'F',
+    help: 'global default busy threshold (per-model values: admin API)',
+    parse: numberIn(spec.range),
+    default: null,
+  });
+}
+
+/** The global default of each per-model key, in the table's order; unset: never fires. */
 const THRESHOLD_FLAGS = Object.fromEntries(
-  THRESHOLD_SPECS.map((s) => [
-    s.flag,
-    valueFlag({
-      arg: s.range.integer ? 'N' : 'F',
-      help: 'global default busy threshold (per-model values: admin API)',
-      parse: numberIn(s.range),
-      default: null,
-    }),
-  ]),
-) as Record<ThresholdFlag, ValueFlag<number | null>>;
+  THRESHOLD_SPECS.map((s) => [s.flag, thresholdFlag(s)]),
+) as { [S in ThresholdSpec as S['flag']]: FlagOf<S> };
 
 /** Flags of contract §2 (and a few operational ones); each also reads `SLUICE_<UPPER_SNAKE>`. */
 export const FRONTEND_FLAGS = {
@@ -49,12 +59,6 @@ export const FRONTEND_FLAGS = {
     default: D.httpHost,
   }),
   'http-port': int('PORT', 'listen port', D.httpPort, 0, 65535),
-  'admission-control': valueFlag({
-    arg: 'token-capacity|none',
-    help: 'token-capacity: reject when every worker is busy; none: admit everything',
-    parse: oneOf<AdmissionControl>(['token-capacity', 'none']),
-    default: D.admissionControl,
-  }),
   ...THRESHOLD_FLAGS,
   'router-mode': valueFlag({
     arg: 'round-robin|random|least-loaded',

@@ -93,6 +93,7 @@ describe('parseFrontendFlags', () => {
     ['--worker-ttl-ms', '1', 'workerTtlMs', 1],
     ['--nats-url', 'tls://nats.example:4222', 'natsUrl', 'tls://nats.example:4222'],
     ['--router-mode', 'random', 'routerMode', 'random'],
+    ['--admission-control', 'shadow', 'admissionControl', 'shadow'],
     ['--idle-timeout-ms', '1', 'idleTimeoutMs', 1],
     ['--max-upstream-body-bytes', '1024', 'maxUpstreamBodyBytes', 1024],
   ])('accepts the boundary value %s %s', (flag, value, key, expected) => {
@@ -107,6 +108,7 @@ describe('parseFrontendFlags', () => {
     ['--http-host', ' '],
     ['--admission-control', 'token_capacity'],
     ['--admission-control', 'TOKEN-CAPACITY'],
+    ['--admission-control', 'Shadow'],
     ['--active-decode-blocks-threshold', '1.01'],
     ['--active-decode-blocks-threshold', 'NaN'],
     ['--active-decode-blocks-threshold', '80%'],
@@ -157,6 +159,17 @@ describe('parseFrontendFlags', () => {
     expect(err).toMatchObject({ flag, value });
     expect(err.message).toMatch(/expected .*(>=|in \[)/);
     expect(err.message).not.toMatch(/ambiguous/);
+  });
+
+  it('reads the global admission mode into the config and into the global per-model values', () => {
+    for (const mode of ['token-capacity', 'shadow', 'none'] as const) {
+      const config = sut(['--admission-control', mode]);
+      expect(config.admissionControl).toBe(mode);
+      expect(config.thresholds.admissionControl).toBe(mode);
+    }
+    expect(errorOf(['--admission-control', 'always']).message).toContain(
+      'expected one of token-capacity, shadow, none',
+    );
   });
 
   it('rejects an unknown flag, naming it', () => {

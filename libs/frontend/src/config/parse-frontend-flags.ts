@@ -27,7 +27,6 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
   return new FrontendConfig({
     httpHost: v['http-host'],
     httpPort: v['http-port'],
-    admissionControl: v['admission-control'],
     thresholds: Object.fromEntries(THRESHOLD_SPECS.map((s) => [s.key, v[s.flag]])),
     routerMode: v['router-mode'],
     routerQueueThreshold: v['router-queue-threshold'],

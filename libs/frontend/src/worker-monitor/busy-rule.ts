@@ -1,4 +1,4 @@
-import { BusyThresholds, THRESHOLD_KEYS, ThresholdKey } from '../thresholds/busy-thresholds';
+import { BusyThresholds, NUMERIC_KEYS, NumericKey } from '../thresholds/busy-thresholds';
 
 /** The load numbers of one data-parallel rank, as last reported. */
 export interface RankLoad {
@@ -22,7 +22,7 @@ export function fracLimit(frac: number, maxNumBatchedTokens: number): number {
 type BusyTerm = (rank: RankLoad, threshold: number) => boolean;
 
 /** One term per threshold: a key added to THRESHOLD_SPECS without one does not compile. */
-const BUSY_TERMS: { readonly [K in ThresholdKey]: BusyTerm } = {
+const BUSY_TERMS: { readonly [K in NumericKey]: BusyTerm } = {
   activeDecodeBlocks: (r, t) => r.kvTotalBlocks > 0 && r.activeDecodeBlocks / r.kvTotalBlocks > t,
   activePrefillTokens: (r, t) => r.activePrefillTokens > t,
   activePrefillTokensFrac: (r, t) =>
@@ -32,7 +32,7 @@ const BUSY_TERMS: { readonly [K in ThresholdKey]: BusyTerm } = {
 };
 
 /** In the table's order, so the first threshold that fires is the one the table lists first. */
-const TERMS = THRESHOLD_KEYS.map((key) => [key, BUSY_TERMS[key]] as const);
+const TERMS = NUMERIC_KEYS.map((key) => [key, BUSY_TERMS[key]] as const);
 
 /**
  * Contract §5: a rank is busy when any configured threshold is exceeded (strict `>`). A

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { KvMetricsReport } from '@sluice/contracts';
 import { parsedReport } from '@sluice/testkit';
-import { FrontendConfig } from '../config/frontend-config';
+import { FrontendConfig, FrontendConfigValues } from '../config/frontend-config';
 import { ThresholdsService } from '../thresholds/thresholds.service';
 import { ModelEntry } from './worker-entry';
 import { MAX_EMPTY_MODELS, RegistryObserver, WorkerRegistry } from './worker-registry.service';
@@ -21,7 +21,7 @@ describe('WorkerRegistry', () => {
   let observer: jest.Mocked<Required<RegistryObserver>>;
   let sut: WorkerRegistry;
 
-  const build = (over: Partial<FrontendConfig> = {}): WorkerRegistry => {
+  const build = (over: FrontendConfigValues = {}): WorkerRegistry => {
     const config = new FrontendConfig({
       thresholds: {
         activeDecodeBlocks: 0.9,
