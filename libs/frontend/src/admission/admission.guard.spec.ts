@@ -1,5 +1,6 @@
 import { ExecutionContext } from '@nestjs/common';
-import { AdmissionDecision } from './admission-decision.service';
+import { RequestMetricsService } from '../request-metrics/request-metrics.service';
+import { AdmissionDecision, Verdict } from './admission-decision.service';
 import { AdmissionGuard } from './admission.guard';
 import {
   AdmissionPolicies,
@@ -33,9 +34,17 @@ class RecordingPolicy extends AdmissionPolicy {
   }
 }
 
-function make(refusal: Refusal | null, policies: AdmissionPolicy[] = []): AdmissionGuard {
-  const decision = { decide: () => refusal } as unknown as AdmissionDecision;
-  return new AdmissionGuard(decision, new AdmissionPolicies(policies));
+let wouldReject: jest.Mock;
+
+function make(
+  refusal: Refusal | null,
+  policies: AdmissionPolicy[] = [],
+  verdict: Verdict = refusal === null ? 'admit' : 'refuse',
+): AdmissionGuard {
+  const decision = { decide: () => refusal, judge: () => verdict } as unknown as AdmissionDecision;
+  wouldReject = jest.fn();
+  const metrics = { wouldReject } as unknown as RequestMetricsService;
+  return new AdmissionGuard(decision, new AdmissionPolicies(policies), metrics);
 }
 
 describe('AdmissionGuard', () => {
@@ -84,6 +93,21 @@ describe('AdmissionGuard', () => {
       }),
     ]);
     expect(second.seen).toHaveLength(1);
+  });
+
+  it('counts a shadow model’s would-be rejection once, as a standard request, and admits it', async () => {
+    const policy = new RecordingPolicy();
+    const sut = make(null, [policy], 'would-refuse');
+    await expect(sut.canActivate(contextOf({ model: 'm' }))).resolves.toBe(true);
+    expect(wouldReject.mock.calls).toEqual([['m', 'completions', 'standard']]);
+    expect(policy.seen).toHaveLength(1);
+  });
+
+  it('counts nothing for an admitted request of a model with a free worker, or a refused one', () => {
+    expect(make(null).canActivate(contextOf({ model: 'm' }))).toBe(true);
+    expect(wouldReject).not.toHaveBeenCalled();
+    expect(() => make(OVERLOADED).canActivate(contextOf({ model: 'm' }))).toThrow();
+    expect(wouldReject).not.toHaveBeenCalled();
   });
 
   it("passes a policy's refusal on, and later policies do not run", async () => {

@@ -1,11 +1,13 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { endpointLabelFor } from '../metrics/metric-names';
+import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { AdmissionDecision } from './admission-decision.service';
 import { AdmissionPolicies, AdmissionRequest } from './admission-policy';
 import { withoutStack } from '../errors/frontend.error';
 import { ServiceOverloadedError } from './errors/service-overloaded.error';
 import { ShuttingDownError } from './errors/shutting-down.error';
 import { OVERLOADED } from './refusal';
+import { priorityOf } from './request-priority';
 
 interface HttpRequest {
   url: string;
@@ -23,13 +25,15 @@ type Closable = { once(event: 'close', listener: () => void): unknown };
  *
  * In the running server the early refusal hook (`early-refusal.hook.ts`) has already answered what the
  * built-in decision refuses; the guard asks the same decision again so that a module compiled
- * without the hook (tests, other adapters) behaves the same.
+ * without the hook (tests, other adapters) behaves the same. It runs exactly once per admitted
+ * request, so it is where a shadow model's would-be rejection is counted (contract §8).
  */
 @Injectable()
 export class AdmissionGuard implements CanActivate {
   constructor(
     private readonly decision: AdmissionDecision,
     private readonly policies: AdmissionPolicies,
+    private readonly metrics: RequestMetricsService,
   ) {}
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
@@ -39,8 +43,15 @@ export class AdmissionGuard implements CanActivate {
     const model = req.body?.model;
     if (refusal === OVERLOADED) throw withoutStack(() => new ServiceOverloadedError(String(model)));
     if (refusal !== null) throw new ShuttingDownError();
-    if (typeof model !== 'string' || this.policies.list.length === 0) return true;
+    if (typeof model !== 'string') return true;
+    if (this.decision.judge(model) === 'would-refuse') this.countShadow(req, model);
+    if (this.policies.list.length === 0) return true;
     return this.runPolicies(this.describe(req, model, http.getResponse()));
+  }
+
+  private countShadow(req: HttpRequest, model: string): void {
+    const endpoint = endpointLabelFor(req.url) ?? 'chat_completions';
+    this.metrics.wouldReject(model, endpoint, priorityOf(req.headers));
   }
 
   private async runPolicies(request: AdmissionRequest): Promise<boolean> {

@@ -2,6 +2,7 @@ import { DynamicModule, Module, Type } from '@nestjs/common';
 import { FrontendConfig } from '../config/frontend-config';
 import { WorkerMonitorModule } from '../worker-monitor/worker-monitor.module';
 import { RequestMetricsModule } from '../request-metrics/request-metrics.module';
+import { ThresholdsModule } from '../thresholds/thresholds.module';
 import { AdmissionDecision } from './admission-decision.service';
 import { AdmissionGuard } from './admission.guard';
 import { AdmissionPolicies, AdmissionPolicy } from './admission-policy';
@@ -28,7 +29,7 @@ export class AdmissionModule {
     return {
       module: AdmissionModule,
       global: true,
-      imports: [WorkerMonitorModule, RequestMetricsModule],
+      imports: [ThresholdsModule, WorkerMonitorModule, RequestMetricsModule],
       providers: [
         LifecycleService,
         AdmissionDecision,

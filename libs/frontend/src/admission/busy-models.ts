@@ -1,18 +1,28 @@
 import { Injectable } from '@nestjs/common';
+import { ThresholdsService } from '../thresholds/thresholds.service';
 import { WorkerEntry } from '../worker-monitor/worker-entry';
 import { RegistryObserver, WorkerRegistry } from '../worker-monitor/worker-registry.service';
 
 /**
- * The models whose every live worker is busy, kept in step with the registry so that "could
- * any request be refused now?" costs one size check. Only a hint: while it is empty, requests
- * take the ordinary path, which decides the same.
+ * The models whose requests are refused now: every live worker busy and the model's admission
+ * mode `token-capacity` (a `shadow` or `none` model is never refused). Kept in step with the
+ * registry and with threshold changes, so that "could any request be refused now?" costs one
+ * size check. Only a hint: while it is empty, requests take the ordinary path, which decides the
+ * same.
  */
 @Injectable()
 export class BusyModels implements RegistryObserver {
   private readonly names = new Set<string>();
 
-  constructor(private readonly registry: WorkerRegistry) {
+  constructor(
+    private readonly registry: WorkerRegistry,
+    private readonly thresholds: ThresholdsService,
+  ) {
     registry.observe(this);
+    // After the registry's own listener (it was built first), so busy states are current.
+    thresholds.onChange((model) => {
+      for (const name of model === null ? registry.modelNames() : [model]) this.check(name);
+    });
   }
 
   get any(): boolean {
@@ -38,7 +48,10 @@ export class BusyModels implements RegistryObserver {
   }
 
   private check(model: string): void {
-    if (this.registry.model(model)?.allBusy) this.names.add(model);
+    const refused =
+      this.registry.model(model)?.allBusy === true &&
+      this.thresholds.admissionControl(model) === 'token-capacity';
+    if (refused) this.names.add(model);
     else this.names.delete(model);
   }
 }

@@ -4,6 +4,7 @@ import Fastify, { FastifyInstance } from 'fastify';
 import { FrontendConfig } from '../config/frontend-config';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { AdmissionDecision } from './admission-decision.service';
+import { BusyModels } from './busy-models';
 import { installAdmission } from './early-refusal.hook';
 import { DRAINING, OVERLOADED } from './refusal';
 
@@ -28,6 +29,8 @@ describe('installAdmission (the early refusal hook)', () => {
       [AdmissionDecision, decision],
       [RequestMetricsService, metrics],
       [FrontendConfig, new FrontendConfig({ retryAfterSecs })],
+      // The byte prescan stays disarmed: these cases are answered from the parsed body.
+      [BusyModels, { any: false }],
     ]);
     const app = {
       get: (token: unknown) => deps.get(token),

@@ -51,8 +51,7 @@ export function installAdmission(app: NestFastifyApplication): void {
       const endpoint = endpointLabelFor(route.url);
       if (!endpoint || !isPost(route.method)) return;
       route.preHandler = first(hookFor(endpoint), route.preHandler);
-      const prescan = prescanFor(endpoint);
-      if (prescan) route.preParsing = first(prescan, route.preParsing);
+      route.preParsing = first(prescanFor(endpoint), route.preParsing);
     });
 }
 

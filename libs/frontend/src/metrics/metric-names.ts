@@ -19,6 +19,9 @@ export const METRIC = {
   refusedReports: 'sluice_frontend_kv_metrics_refused_total',
   // Beyond contract §6, beside the worker gauges: the input of the waiting-requests threshold.
   workerRequestsWaiting: 'sluice_frontend_worker_requests_waiting',
+  // Contract §8: what shadow mode would have refused, and how often workers flip busy/free.
+  wouldRejections: 'sluice_frontend_would_reject_total',
+  busyTransitions: 'sluice_frontend_worker_busy_transitions_total',
 } as const;
 
 export type EndpointLabel = 'chat_completions' | 'completions' | 'embeddings';
@@ -30,6 +33,10 @@ const ENDPOINTS: Record<string, EndpointLabel> = {
   '/v1/completions': 'completions',
   '/v1/embeddings': 'embeddings',
 };
+
+/** The priority classes of contract §8, the values of the `priority` label. */
+export const PRIORITY_LABELS = ['critical', 'standard', 'sheddable'] as const;
+export type PriorityLabel = (typeof PRIORITY_LABELS)[number];
 
 /** Every value of the `endpoint` label. */
 export const ENDPOINT_LABELS: readonly EndpointLabel[] = Object.values(ENDPOINTS);

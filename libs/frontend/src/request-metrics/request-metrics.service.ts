@@ -2,7 +2,14 @@ import { Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
-import { ENDPOINT_LABELS, EndpointLabel, ErrorType, METRIC } from '../metrics/metric-names';
+import {
+  ENDPOINT_LABELS,
+  EndpointLabel,
+  ErrorType,
+  METRIC,
+  PRIORITY_LABELS,
+  PriorityLabel,
+} from '../metrics/metric-names';
 
 const REQUEST_TYPES = ['stream', 'unary'] as const;
 const ERROR_TYPES: readonly ErrorType[] = [
@@ -29,6 +36,7 @@ export class RequestMetricsService {
     @InjectMetric(METRIC.queued) readonly queued: Gauge,
     @InjectMetric(METRIC.ttft) private readonly ttft: Histogram,
     @InjectMetric(METRIC.duration) private readonly duration: Histogram,
+    @InjectMetric(METRIC.wouldRejections) private readonly wouldRejections: Counter,
   ) {
     registry.observe({ modelForgotten: (model) => void this.forget(model) });
   }
@@ -40,6 +48,11 @@ export class RequestMetricsService {
 
   rejected(model: string, endpoint: EndpointLabel): void {
     this.rejections.inc({ model, endpoint });
+  }
+
+  /** Admitted in shadow mode although every worker of the model was busy (contract §8). */
+  wouldReject(model: string, endpoint: EndpointLabel, priority: PriorityLabel): void {
+    this.wouldRejections.inc({ model, endpoint, priority });
   }
 
   answered(model: string, endpoint: EndpointLabel, stream: boolean, errorType: ErrorType): void {
@@ -64,6 +77,9 @@ export class RequestMetricsService {
   private async forget(model: string): Promise<void> {
     for (const endpoint of ENDPOINT_LABELS) {
       this.rejections.remove({ model, endpoint });
+      for (const priority of PRIORITY_LABELS) {
+        this.wouldRejections.remove({ model, endpoint, priority });
+      }
       for (const request_type of REQUEST_TYPES) {
         for (const error_type of ERROR_TYPES) {
           const status = error_type === '' ? 'success' : 'error';

@@ -4,6 +4,7 @@ import { ServiceOverloadedError } from '../../admission/errors/service-overloade
 import { overloadRefusal } from '../../admission/refusal';
 import { ModelNotFoundError, NoWorkersAvailableError } from '../errors/model-unavailable.error';
 import { RequestMetricsService } from '../../request-metrics/request-metrics.service';
+import { ThresholdsService } from '../../thresholds/thresholds.service';
 import { ModelEntry, RankState, WorkerEntry } from '../../worker-monitor/worker-entry';
 import { RegistryObserver, WorkerRegistry } from '../../worker-monitor/worker-registry.service';
 import { RouterQueue } from './router-queue';
@@ -35,16 +36,15 @@ export class RouterService implements OnModuleInit, RegistryObserver {
   private readonly queues = new Map<string, RouterQueue<Lease>>();
   private readonly routes = new Map<string, ModelRoute>();
   private readonly eligible: ((w: WorkerEntry) => boolean) | null;
-  private readonly admissionOn: boolean;
 
   constructor(
     private readonly config: FrontendConfig,
     private readonly registry: WorkerRegistry,
     private readonly metrics: RequestMetricsService,
     private readonly traffic: WorkerTraffic,
+    private readonly thresholds: ThresholdsService,
   ) {
     const f = config.routerQueueThreshold;
-    this.admissionOn = config.admissionControl === 'token-capacity';
     this.eligible =
       f === null
         ? null
@@ -99,8 +99,11 @@ export class RouterService implements OnModuleInit, RegistryObserver {
   }
 
   private pick(model: ModelEntry, exclude?: WorkerEntry): WorkerEntry | undefined {
+    // With every worker busy, a model that does not enforce (`shadow`, `none`) still routes.
     const candidates =
-      model.free.length > 0 || this.admissionOn ? model.free : [...model.workers.values()];
+      model.free.length > 0 || this.thresholds.admissionControl(model.name) === 'token-capacity'
+        ? model.free
+        : [...model.workers.values()];
     let route = this.routes.get(model.name);
     if (!route) {
       route = { cursor: 0, traffic: this.traffic };
