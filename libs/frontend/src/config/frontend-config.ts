@@ -37,6 +37,10 @@ export class FrontendConfig {
   readonly routerQueueMaxDepth: number = 1024;
   readonly routerQueueTimeoutMs: number = 30000;
   readonly retryAfterSecs: number = 1;
+  /** A busy rank turns free only when every term is at most threshold × this (0 < F ≤ 1). */
+  readonly busyReleaseFactor: number = 1;
+  /** A rank keeps a new busy or free state at least this long. */
+  readonly busyMinDwellMs: number = 0;
   readonly workerTtlMs: number = 10000;
   readonly natsUrl: string | null = null;
   /** PostgreSQL URL; null = the embedded database under `dataDir`. */

@@ -60,6 +60,18 @@ export const FRONTEND_FLAGS = {
   }),
   'http-port': int('PORT', 'listen port', D.httpPort, 0, 65535),
   ...THRESHOLD_FLAGS,
+  'busy-release-factor': valueFlag({
+    arg: 'F',
+    help: 'hysteresis: a busy rank turns free only at or below threshold x F',
+    parse: numberIn({ min: 0, max: 1, exclusiveMin: true }),
+    default: D.busyReleaseFactor,
+  }),
+  'busy-min-dwell-ms': int(
+    'MS',
+    'a rank keeps a new busy or free state this long',
+    D.busyMinDwellMs,
+    0,
+  ),
   'router-mode': valueFlag({
     arg: 'round-robin|random|least-loaded',
     help: 'how a free worker is picked',

@@ -35,6 +35,8 @@ describe('parseFrontendFlags', () => {
       workerTtlMs: 10000,
       natsUrl: null,
       namespace: 'dynamo',
+      busyReleaseFactor: 1,
+      busyMinDwellMs: 0,
     });
   });
 
@@ -94,6 +96,10 @@ describe('parseFrontendFlags', () => {
     ['--nats-url', 'tls://nats.example:4222', 'natsUrl', 'tls://nats.example:4222'],
     ['--router-mode', 'random', 'routerMode', 'random'],
     ['--admission-control', 'shadow', 'admissionControl', 'shadow'],
+    ['--busy-release-factor', '1', 'busyReleaseFactor', 1],
+    ['--busy-release-factor', '0.001', 'busyReleaseFactor', 0.001],
+    ['--busy-min-dwell-ms', '0', 'busyMinDwellMs', 0],
+    ['--busy-min-dwell-ms', '60000', 'busyMinDwellMs', 60000],
     ['--idle-timeout-ms', '1', 'idleTimeoutMs', 1],
     ['--max-upstream-body-bytes', '1024', 'maxUpstreamBodyBytes', 1024],
   ])('accepts the boundary value %s %s', (flag, value, key, expected) => {
@@ -109,6 +115,11 @@ describe('parseFrontendFlags', () => {
     ['--admission-control', 'token_capacity'],
     ['--admission-control', 'TOKEN-CAPACITY'],
     ['--admission-control', 'Shadow'],
+    ['--busy-release-factor', '0'],
+    ['--busy-release-factor', '1.5'],
+    ['--busy-release-factor', 'half'],
+    ['--busy-min-dwell-ms', '1.5'],
+    ['--busy-min-dwell-ms', '-1'],
     ['--active-decode-blocks-threshold', '1.01'],
     ['--active-decode-blocks-threshold', 'NaN'],
     ['--active-decode-blocks-threshold', '80%'],

@@ -28,6 +28,8 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
     httpHost: v['http-host'],
     httpPort: v['http-port'],
     thresholds: Object.fromEntries(THRESHOLD_SPECS.map((s) => [s.key, v[s.flag]])),
+    busyReleaseFactor: v['busy-release-factor'],
+    busyMinDwellMs: v['busy-min-dwell-ms'],
     routerMode: v['router-mode'],
     routerQueueThreshold: v['router-queue-threshold'],
     routerQueueMaxDepth: v['router-queue-max-depth'],

@@ -9,6 +9,11 @@ export interface RankState extends RankLoad {
   prefillReported: boolean;
   /** The newest report's `seq`, to refuse older ones from the same publisher. */
   seq: number | undefined;
+  /**
+   * Until when the rank keeps its busy state whatever its load (`--busy-min-dwell-ms` after its
+   * last flip); 0 when no dwell is configured.
+   */
+  heldUntilMs: number;
 }
 
 /** One live worker as this frontend sees it: reported load per rank plus its own traffic. */

@@ -3,6 +3,7 @@ import { MetricsModule } from '../metrics/metrics.module';
 import { ThresholdsModule } from '../thresholds/thresholds.module';
 import { TransportModule } from '../transport/transport.module';
 import { BusStateService } from './bus-state.service';
+import { BusyTransitionsCounter } from './busy-transitions.counter';
 import { KvMetricsController } from './kv-metrics.controller';
 import { MonitorService } from './monitor.service';
 import { WorkerGaugesRenderer } from './worker-gauges.renderer';
@@ -18,6 +19,7 @@ import { WorkerRegistry } from './worker-registry.service';
     MonitorService,
     BusStateService,
     WorkerGaugesRenderer,
+    BusyTransitionsCounter,
     ...workerMetricProviders,
   ],
   exports: [WorkerRegistry, MonitorService, BusStateService, WorkerGaugesRenderer],

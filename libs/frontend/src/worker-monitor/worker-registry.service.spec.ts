@@ -64,6 +64,7 @@ describe('WorkerRegistry', () => {
       numRequestsWaiting: undefined,
       seq: undefined,
       busy: false,
+      heldUntilMs: 0,
     });
   });
 

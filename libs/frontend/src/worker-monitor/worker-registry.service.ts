@@ -4,6 +4,7 @@ import { FrontendConfig } from '../config/frontend-config';
 import { BusyThresholds } from '../thresholds/busy-thresholds';
 import { ThresholdsService } from '../thresholds/thresholds.service';
 import { isRankBusy } from './busy-rule';
+import { DwellQueue } from './dwell-queue';
 import { WorkerEventLog } from './worker-event-log';
 import { ModelEntry, RankState, WorkerEntry } from './worker-entry';
 
@@ -33,6 +34,13 @@ export interface RegistryObserver {
 /**
  * Live workers per model and their busy state, kept current as reports arrive so that the
  * admission decision is a constant-time lookup (`ModelEntry.allBusy`).
+ *
+ * Hysteresis and dwell (contract §8) act on a rank's state here, where it is cached: a busy rank
+ * is judged with every limit × `--busy-release-factor`, and a rank whose state changed less than
+ * `--busy-min-dwell-ms` ago keeps it (the dwell queue judges it again when the dwell ends, with
+ * or without a new report). A change of thresholds is judged at once, dwell or not: the operator
+ * who changes a threshold expects it to apply to the next request (§5); a state it changes starts
+ * a new dwell.
  */
 @Injectable()
 export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
@@ -47,11 +55,25 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
   private sweepTimer: NodeJS.Timeout | undefined;
   /** While the bus is down silence is not death: expiry waits until it is back. */
   private expiryPaused = false;
+  /** `--busy-release-factor`: a busy rank is judged with every limit times this. */
+  private readonly releaseFactor: number;
+  /** Ranks within `--busy-min-dwell-ms` of their last change; null without a dwell. */
+  private readonly dwell: DwellQueue | null;
 
   constructor(
     private readonly config: FrontendConfig,
     private readonly thresholds: ThresholdsService,
   ) {
+    this.releaseFactor = config.busyReleaseFactor;
+    this.dwell =
+      config.busyMinDwellMs > 0
+        ? new DwellQueue(config.busyMinDwellMs, (worker, state, now) => {
+            // A worker removed meanwhile (or replaced under its id) is no longer judged.
+            if (this.workers.get(worker.id) === worker) {
+              this.judge(worker, state, this.thresholds.effective(worker.model), now);
+            }
+          })
+        : null;
     thresholds.onChange((model) => this.reevaluate(model));
   }
 
@@ -67,6 +89,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
 
   onModuleDestroy(): void {
     clearInterval(this.sweepTimer);
+    this.dwell?.stop();
   }
 
   observe(observer: RegistryObserver): void {
@@ -113,7 +136,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     worker.lastSeenMs = nowMs;
     worker.lastReportMs = report.timestampMs ?? nowMs;
     worker.source = report.source;
-    const state = this.updateRank(worker, report);
+    const state = this.updateRank(worker, report, nowMs);
     for (const o of this.observers) o.rankUpdated?.(worker, report.dpRank, state);
     return 'applied';
   }
@@ -127,11 +150,13 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     // A worker that expired while the request ran is no longer ours to re-judge.
     if (this.workers.get(worker.id) !== worker) return;
     let t: BusyThresholds | undefined;
+    let now = 0;
     for (const state of worker.ranks.values()) {
       if (state.prefillReported) continue;
       state.activePrefillTokens = worker.pendingPrefillTokens / worker.dpSize;
       t ??= this.thresholds.effective(worker.model);
-      this.setRankBusy(worker, state, isRankBusy(state, t));
+      now ||= Date.now();
+      this.judge(worker, state, t, now);
     }
   }
 
@@ -197,7 +222,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     for (const o of this.observers) o.modelForgotten?.(oldest);
   }
 
-  private updateRank(worker: WorkerEntry, r: KvMetricsReport): RankState {
+  private updateRank(worker: WorkerEntry, r: KvMetricsReport, nowMs: number): RankState {
     let state = worker.ranks.get(r.dpRank);
     const prefill = r.activePrefillTokens ?? worker.pendingPrefillTokens / worker.dpSize;
     if (!state) {
@@ -210,6 +235,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
         numRequestsWaiting: r.numRequestsWaiting,
         seq: r.seq,
         busy: false,
+        heldUntilMs: 0,
       };
       worker.ranks.set(r.dpRank, state);
       this.rankTotal++;
@@ -222,13 +248,25 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       state.numRequestsWaiting = r.numRequestsWaiting;
       state.seq = r.seq;
     }
-    this.setRankBusy(worker, state, isRankBusy(state, this.thresholds.effective(worker.model)));
+    this.judge(worker, state, this.thresholds.effective(worker.model), nowMs);
     return state;
   }
 
-  private setRankBusy(worker: WorkerEntry, state: RankState, busy: boolean): void {
+  /**
+   * Judges a rank on its current load: a busy rank turns free only below every limit × the
+   * release factor, and a rank within its dwell keeps its state (judged again when it ends).
+   */
+  private judge(worker: WorkerEntry, state: RankState, t: BusyThresholds, nowMs: number): void {
+    const busy = isRankBusy(state, t, state.busy ? this.releaseFactor : 1);
+    if (busy !== state.busy && nowMs >= state.heldUntilMs) {
+      this.setRankBusy(worker, state, busy, nowMs);
+    }
+  }
+
+  private setRankBusy(worker: WorkerEntry, state: RankState, busy: boolean, nowMs: number): void {
     if (state.busy === busy) return;
     state.busy = busy;
+    this.dwell?.start(worker, state, nowMs);
     worker.busyRanks += busy ? 1 : -1;
     // Contract §5: busy only when all ranks 0..dp_size-1 are busy; unreported ranks are not.
     const workerBusy = worker.busyRanks === worker.dpSize;
@@ -241,15 +279,21 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     for (const o of this.observers) o.busyChanged?.(worker);
   }
 
-  /** Thresholds changed: recompute every rank of the model (or of all models for `null`). */
+  /**
+   * Thresholds (or the admission mode) changed: recompute every rank of the model (or of all
+   * models for `null`).
+   */
   private reevaluate(modelName: string | null): void {
     const models = modelName === null ? [...this.models.values()] : [this.models.get(modelName)];
+    const now = Date.now();
     for (const model of models) {
       if (!model) continue;
       const t: BusyThresholds = this.thresholds.effective(model.name);
       for (const worker of model.workers.values()) {
         for (const state of worker.ranks.values()) {
-          this.setRankBusy(worker, state, isRankBusy(state, t));
+          // No dwell here: a change of thresholds applies now (its own change starts a dwell).
+          const busy = isRankBusy(state, t, state.busy ? this.releaseFactor : 1);
+          this.setRankBusy(worker, state, busy, now);
         }
       }
     }
