@@ -8,6 +8,7 @@ import { AdmissionGuard } from './admission.guard';
 import { AdmissionPolicies, AdmissionPolicy } from './admission-policy';
 import { BusyModels } from './busy-models';
 import { LifecycleService } from './lifecycle.service';
+import { RetryAfter } from './retry-after';
 import { InflightPerKeyPolicy } from './policies/inflight-per-key.policy';
 import { ServiceOverloadedFilter } from './service-overloaded.filter';
 
@@ -34,6 +35,7 @@ export class AdmissionModule {
         LifecycleService,
         AdmissionDecision,
         BusyModels,
+        RetryAfter,
         AdmissionGuard,
         ServiceOverloadedFilter,
         ...policies,
@@ -47,6 +49,7 @@ export class AdmissionModule {
         LifecycleService,
         AdmissionDecision,
         BusyModels,
+        RetryAfter,
         AdmissionPolicies,
         AdmissionGuard,
         ServiceOverloadedFilter,

@@ -1,11 +1,11 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { FrontendConfig } from '../config/frontend-config';
 import { EndpointLabel, endpointLabelFor } from '../metrics/metric-names';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { AdmissionDecision } from './admission-decision.service';
 import { AnswerRefusal, overloadPrescans } from './overload-prescan';
-import { countRefusal, retryAfterOf, writeRefusal } from './refusal';
+import { countRefusal, writeRefusal } from './refusal';
+import { RetryAfter } from './retry-after';
 
 type PreHandler = (
   request: FastifyRequest,
@@ -29,11 +29,11 @@ type PreHandler = (
 export function installAdmission(app: NestFastifyApplication): void {
   const decision = app.get(AdmissionDecision);
   const metrics = app.get(RequestMetricsService);
-  const retryAfter = retryAfterOf(app.get(FrontendConfig));
+  const retryAfter = app.get(RetryAfter);
 
   const answer: AnswerRefusal = (reply, refusal, endpoint, body) => {
     countRefusal(metrics, endpoint, body, refusal);
-    writeRefusal(reply, refusal, retryAfter);
+    writeRefusal(reply, refusal, retryAfter.of(body?.model));
   };
   const hookFor = (endpoint: EndpointLabel): PreHandler =>
     function refuseEarly(request, reply, done) {

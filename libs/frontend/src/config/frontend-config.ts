@@ -36,7 +36,8 @@ export class FrontendConfig {
   readonly routerQueueThreshold: number | null = null;
   readonly routerQueueMaxDepth: number = 1024;
   readonly routerQueueTimeoutMs: number = 30000;
-  readonly retryAfterSecs: number = 1;
+  /** `Retry-After` of rejections in seconds (0: none), or `auto`: measured per model. */
+  readonly retryAfterSecs: number | 'auto' = 1;
   /** A busy rank turns free only when every term is at most threshold × this (0 < F ≤ 1). */
   readonly busyReleaseFactor: number = 1;
   /** A rank keeps a new busy or free state at least this long. */

@@ -86,7 +86,12 @@ export const FRONTEND_FLAGS = {
   }),
   'router-queue-max-depth': int('N', 'requests the queue holds', D.routerQueueMaxDepth, 0),
   'router-queue-timeout-ms': int('MS', 'longest wait in the queue', D.routerQueueTimeoutMs, 1),
-  'retry-after-secs': int('S', 'Retry-After of overload answers (0: none)', D.retryAfterSecs, 0),
+  'retry-after-secs': valueFlag({
+    arg: 'S|auto',
+    help: 'Retry-After of overload answers (0: none; auto: when a worker is expected free)',
+    parse: secondsOrAuto,
+    default: D.retryAfterSecs,
+  }),
   'worker-ttl-ms': int('MS', 'forget a worker silent this long', D.workerTtlMs, 1),
   'nats-url': valueFlag({
     arg: 'URL',
@@ -156,6 +161,16 @@ export const FRONTEND_FLAGS = {
   'idle-timeout-ms': int('MS', 'close a connection idle this long', D.idleTimeoutMs, 1),
   'max-upstream-body-bytes': int('N', 'largest worker answer read', D.maxUpstreamBodyBytes, 1024),
 };
+
+/** `--retry-after-secs`: whole seconds, or `auto` (measured, contract §8). */
+function secondsOrAuto(raw: string): number | 'auto' {
+  if (raw === 'auto') return raw;
+  try {
+    return integerIn(0)(raw);
+  } catch {
+    throw new InvalidFlagValue('expected an integer >= 0, or auto');
+  }
+}
 
 /** `ENGINE=[NAME=]URL`: an engine the in-process bridge scrapes (contract §7). */
 function parseEngineTarget(item: string): EngineTarget {

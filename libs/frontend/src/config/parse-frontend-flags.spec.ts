@@ -96,6 +96,9 @@ describe('parseFrontendFlags', () => {
     ['--nats-url', 'tls://nats.example:4222', 'natsUrl', 'tls://nats.example:4222'],
     ['--router-mode', 'random', 'routerMode', 'random'],
     ['--admission-control', 'shadow', 'admissionControl', 'shadow'],
+    ['--retry-after-secs', 'auto', 'retryAfterSecs', 'auto'],
+    ['--retry-after-secs', '0', 'retryAfterSecs', 0],
+    ['--retry-after-secs', '3600', 'retryAfterSecs', 3600],
     ['--busy-release-factor', '1', 'busyReleaseFactor', 1],
     ['--busy-release-factor', '0.001', 'busyReleaseFactor', 0.001],
     ['--busy-min-dwell-ms', '0', 'busyMinDwellMs', 0],
@@ -115,6 +118,9 @@ describe('parseFrontendFlags', () => {
     ['--admission-control', 'token_capacity'],
     ['--admission-control', 'TOKEN-CAPACITY'],
     ['--admission-control', 'Shadow'],
+    ['--retry-after-secs', 'Auto'],
+    ['--retry-after-secs', '1.5'],
+    ['--retry-after-secs', ''],
     ['--busy-release-factor', '0'],
     ['--busy-release-factor', '1.5'],
     ['--busy-release-factor', 'half'],
@@ -180,6 +186,12 @@ describe('parseFrontendFlags', () => {
     }
     expect(errorOf(['--admission-control', 'always']).message).toContain(
       'expected one of token-capacity, shadow, none',
+    );
+  });
+
+  it('says what --retry-after-secs takes when refusing a value', () => {
+    expect(errorOf(['--retry-after-secs', 'soon']).message).toContain(
+      'expected an integer >= 0, or auto',
     );
   });
 

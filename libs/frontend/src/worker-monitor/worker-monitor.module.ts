@@ -3,6 +3,7 @@ import { MetricsModule } from '../metrics/metrics.module';
 import { ThresholdsModule } from '../thresholds/thresholds.module';
 import { TransportModule } from '../transport/transport.module';
 import { BusStateService } from './bus-state.service';
+import { BusySpells } from './busy-spells';
 import { BusyTransitionsCounter } from './busy-transitions.counter';
 import { KvMetricsController } from './kv-metrics.controller';
 import { MonitorService } from './monitor.service';
@@ -20,8 +21,9 @@ import { WorkerRegistry } from './worker-registry.service';
     BusStateService,
     WorkerGaugesRenderer,
     BusyTransitionsCounter,
+    BusySpells,
     ...workerMetricProviders,
   ],
-  exports: [WorkerRegistry, MonitorService, BusStateService, WorkerGaugesRenderer],
+  exports: [WorkerRegistry, MonitorService, BusStateService, WorkerGaugesRenderer, BusySpells],
 })
 export class WorkerMonitorModule {}
