@@ -18,5 +18,10 @@ const MODE = {
 export function describeAdmission(config: FrontendConfig): string {
   const t = config.thresholds;
   const values = NUMERIC_SPECS.map((s) => `${s.wire}=${show(t[s.key])}`).join(' ');
-  return `${MODE[config.admissionControl]}: ${values}`;
+  const hysteresis =
+    config.busyReleaseFactor === 1 && config.busyMinDwellMs === 0
+      ? ''
+      : `; busy ranks turn free at threshold x ${config.busyReleaseFactor}, ` +
+        `a new busy/free state is kept ${config.busyMinDwellMs} ms`;
+  return `${MODE[config.admissionControl]}: ${values}${hysteresis}`;
 }
