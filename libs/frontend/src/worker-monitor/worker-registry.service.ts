@@ -253,8 +253,9 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Judges a rank on its current load: a busy rank turns free only below every limit × the
-   * release factor, and a rank within its dwell keeps its state (judged again when it ends).
+   * Judges a rank on its current load: a busy rank turns free only once no term exceeds its
+   * limit × the release factor, and a rank within its dwell keeps its state (judged again when
+   * the dwell ends).
    */
   private judge(worker: WorkerEntry, state: RankState, t: BusyThresholds, nowMs: number): void {
     const busy = isRankBusy(state, t, state.busy ? this.releaseFactor : 1);
