@@ -4,7 +4,7 @@ import { kvReport } from '@sluice/testkit';
 import { MODEL } from './support/bus';
 import { createTestDatabase, TestDatabase } from './support/database';
 import { useSystem } from './support/fixtures';
-import { chat } from './support/http';
+import { chat, post } from './support/http';
 import { spawnApp, waitFor } from './support/processes';
 
 /**
@@ -37,12 +37,15 @@ const CONTRACT_METRICS = [
 ];
 
 /**
- * Beyond contract §6: the input of the waiting-requests threshold (contract §5), per rank, and
- * the rejections by priority class (contract §8).
+ * Beyond contract §6: the input of the waiting-requests threshold (contract §5), per rank; the
+ * rejections by priority class, what shadow mode would have refused and how often workers flip
+ * (contract §8).
  */
 const EXTRA_METRICS = [
   'sluice_frontend_worker_requests_waiting',
   'sluice_frontend_rejection_total',
+  'sluice_frontend_would_reject_total',
+  'sluice_frontend_worker_busy_transitions_total',
 ];
 
 const PROMQL_WORDS = new Set([
@@ -193,13 +196,15 @@ describe('metric names used by the Grafana dashboard and the alert rules', () =>
     expect(CONTRACT_METRICS.filter((name) => !shown.has(name))).toEqual([]);
   });
 
-  it('include the per-rank requests-waiting gauge and the rejections by priority class', () => {
+  it('include the per-rank requests-waiting gauge and the admission controls’ counters', () => {
     expect(EXTRA_METRICS.filter((name) => !dashboardMetrics.includes(name))).toEqual([]);
   });
 });
 
 describe('a running frontend exports every metric the dashboard and the alerts query', () => {
   const BUSY_MODEL = 'test/always-busy';
+  /** Busy too, but in shadow mode: admitted, and counted as a would-be rejection. */
+  const SHADOW_MODEL = 'test/shadow-busy';
   let db: TestDatabase;
   beforeAll(async () => {
     // PostgreSQL migrated by the migrate app, as the container entry point does.
@@ -220,7 +225,7 @@ describe('a running frontend exports every metric the dashboard and the alerts q
     ],
   });
 
-  it('after a load report, an invalid report, and admitted, queued and rejected requests', async () => {
+  it('after a load report, an invalid report, and admitted, queued, rejected and shadow requests', async () => {
     // Sent again on every try: a report published before the monitor's subscription reached
     // NATS is lost (the frontend is healthy once connected, a moment before it subscribes).
     const publish = async (): Promise<void> => {
@@ -243,16 +248,30 @@ describe('a running frontend exports every metric the dashboard and the alerts q
         active_decode_blocks: 90,
         kv_total_blocks: 100,
       });
+      sys.bus.report(sys.fe.namespace, {
+        worker_id: 'w-shadow',
+        model: SHADOW_MODEL,
+        endpoint: 'http://127.0.0.1:9',
+        active_decode_blocks: 90,
+        kv_total_blocks: 100,
+      });
       sys.bus.raw(sys.fe.namespace, 'kv_metrics', new TextEncoder().encode('{"worker_id": '));
       await sys.bus.flush();
     };
     await waitFor(async () => {
       await publish();
       const text = await (await fetch(`${sys.fe.url}/v1/models`)).text();
-      return text.includes(MODEL) && text.includes(BUSY_MODEL);
-    }, 'both models listed');
+      return text.includes(MODEL) && text.includes(BUSY_MODEL) && text.includes(SHADOW_MODEL);
+    }, 'the models listed');
 
     expect((await chat(sys.fe.url, { model: BUSY_MODEL })).status).toBe(503);
+    const shadow = await post(`${sys.fe.url}/busy_threshold`, {
+      model: SHADOW_MODEL,
+      admission_control: 'shadow',
+    });
+    expect(shadow.status).toBe(200);
+    // Admitted, then refused by its worker's address (nothing listens there): not a 503.
+    expect((await chat(sys.fe.url, { model: SHADOW_MODEL })).status).not.toBe(503);
     const admitted = await Promise.all([1, 2, 3].map(() => chat(sys.fe.url, { max_tokens: 16 })));
     expect(admitted.map((a) => a.status)).toEqual([200, 200, 200]);
 

@@ -36,19 +36,22 @@ function requireOutsideJest(id: string): unknown {
 
 const MIGRATION = 'CreateThresholdTables1764460800000';
 const WAITING_MIGRATION = 'AddWaitingRequestsThreshold1796083200000';
-const MIGRATIONS = [MIGRATION, WAITING_MIGRATION];
+const ADMISSION_MIGRATION = 'AddAdmissionControl1796157600000';
+const MIGRATIONS = [MIGRATION, WAITING_MIGRATION, ADMISSION_MIGRATION];
 const META = { actor: 'alice', source: '127.0.0.1', requestId: 'req-1' };
 const NONE: ThresholdValues = {
   activeDecodeBlocks: null,
   activePrefillTokens: null,
   activePrefillTokensFrac: null,
   waitingRequests: null,
+  admissionControl: null,
 };
 const wire = (v: ThresholdValues) => ({
   active_decode_blocks_threshold: v.activeDecodeBlocks,
   active_prefill_tokens_threshold: v.activePrefillTokens,
   active_prefill_tokens_threshold_frac: v.activePrefillTokensFrac,
   waiting_requests_threshold: v.waitingRequests,
+  admission_control: v.admissionControl,
 });
 
 type Store = { databaseUrl: string | null; dataDir: string; cleanUp(): Promise<void> };
@@ -144,6 +147,7 @@ describe.each([
       activePrefillTokens: 5e9,
       activePrefillTokensFrac: 1.5,
       waitingRequests: 4,
+      admissionControl: null,
     });
 
     const cleared = await sut.applyChange('m', { activeDecodeBlocks: null }, META);
@@ -210,35 +214,74 @@ describe.each([
     expect(entry.after).toEqual(wire({ ...NONE, activeDecodeBlocks: 0.5 }));
   });
 
-  it('reverts the waiting-requests migration (values of the other thresholds kept) and re-applies it', async () => {
-    await sut.applyChange('kept', { activeDecodeBlocks: 0.7, waitingRequests: 5 }, META);
-    const waitingColumn = () =>
+  it('stores, audits and clears a per-model admission mode, a word the column checks', async () => {
+    const set = await sut.applyChange('a', { admissionControl: 'shadow' }, META);
+    expect(set.after).toEqual({ ...NONE, admissionControl: 'shadow' });
+    expect(await sut.load('a')).toEqual({ ...NONE, admissionControl: 'shadow' });
+    expect([...(await sut.loadAll())]).toEqual([['a', { ...NONE, admissionControl: 'shadow' }]]);
+    expect(set.audit.after).toEqual({ ...wire(NONE), admission_control: 'shadow' });
+    const cleared = await sut.applyChange('a', { admissionControl: null }, META);
+    expect(cleared.after).toEqual(NONE);
+    expect(await sut.load('a')).toBeUndefined();
+    const [newest] = (await sut.listAudit({ model: 'a', limit: 10 })).entries;
+    expect(newest.before).toEqual({ ...wire(NONE), admission_control: 'shadow' });
+    await expect(
+      dataSource.query(
+        `INSERT INTO model_thresholds (model, admission_control) VALUES ('b', 'on')`,
+      ),
+    ).rejects.toThrow(/CHK_model_thresholds_admission_control/);
+  });
+
+  it('reverts the newest migrations one by one (other values kept) and re-applies them', async () => {
+    await sut.applyChange(
+      'kept',
+      { activeDecodeBlocks: 0.7, waitingRequests: 5, admissionControl: 'none' },
+      META,
+    );
+    const column = (name: string) =>
       dataSource.query<{ name: string }[]>(
         `SELECT column_name AS name FROM information_schema.columns
           WHERE table_schema = current_schema() AND table_name = 'model_thresholds'
-            AND column_name = 'waiting_requests_threshold'`,
+            AND column_name = $1`,
+        [name],
       );
-    expect(await waitingColumn()).toHaveLength(1);
+    const checks = () =>
+      dataSource.query<{ conname: string }[]>(
+        `SELECT conname FROM pg_constraint WHERE conname IN
+           ('CHK_model_thresholds_waiting', 'CHK_model_thresholds_admission_control')`,
+      );
+    expect(await column('waiting_requests_threshold')).toHaveLength(1);
+    expect(await column('admission_control')).toHaveLength(1);
     try {
+      expect(await revertLastMigration(dataSource)).toBe(ADMISSION_MIGRATION);
+      expect(await column('admission_control')).toHaveLength(0);
+      expect(await column('waiting_requests_threshold')).toHaveLength(1);
       expect(await revertLastMigration(dataSource)).toBe(WAITING_MIGRATION);
-      expect(await waitingColumn()).toHaveLength(0);
+      expect(await column('waiting_requests_threshold')).toHaveLength(0);
       const rows = await dataSource.query<{ model: string; d: number }[]>(
         'SELECT model, active_decode_blocks_threshold AS d FROM model_thresholds',
       );
       expect(rows).toEqual([{ model: 'kept', d: 0.7 }]);
-      expect(
-        await dataSource.query(
-          `SELECT conname FROM pg_constraint WHERE conname = 'CHK_model_thresholds_waiting'`,
-        ),
-      ).toEqual([]);
+      expect(await checks()).toEqual([]);
     } finally {
-      expect(await runMigrations(dataSource)).toEqual([WAITING_MIGRATION]);
+      expect(await runMigrations(dataSource)).toEqual([WAITING_MIGRATION, ADMISSION_MIGRATION]);
     }
-    expect(await waitingColumn()).toHaveLength(1);
-    // Re-applied: the column is back, empty, and usable.
+    expect(await column('waiting_requests_threshold')).toHaveLength(1);
+    expect(await column('admission_control')).toHaveLength(1);
+    expect(await checks()).toHaveLength(2);
+    // Re-applied: the columns are back, empty, and usable.
     expect(await sut.load('kept')).toEqual({ ...NONE, activeDecodeBlocks: 0.7 });
-    const again = await sut.applyChange('kept', { waitingRequests: 1 }, META);
-    expect(again.after).toEqual({ ...NONE, activeDecodeBlocks: 0.7, waitingRequests: 1 });
+    const again = await sut.applyChange(
+      'kept',
+      { waitingRequests: 1, admissionControl: 'shadow' },
+      META,
+    );
+    expect(again.after).toEqual({
+      ...NONE,
+      activeDecodeBlocks: 0.7,
+      waitingRequests: 1,
+      admissionControl: 'shadow',
+    });
   });
 
   it('loadAll and load omit models whose values are all null', async () => {
@@ -354,10 +397,17 @@ describe('migration CLI (dist/apps/migrate/main.js)', () => {
       );
     const url = ['--database-url', db.url()];
     try {
-      await ok(['run', ...url], new RegExp(`applied ${MIGRATION}[\\s\\S]*${WAITING_MIGRATION}`));
+      await ok(
+        ['run', ...url],
+        new RegExp(
+          `applied ${MIGRATION}[\\s\\S]*${WAITING_MIGRATION}[\\s\\S]*${ADMISSION_MIGRATION}`,
+        ),
+      );
       expect(await tables()).toHaveLength(2);
       expect(await waitingColumn()).toHaveLength(1);
       await ok(['run', ...url], /up to date/);
+      await ok(['revert', ...url], new RegExp(`reverted ${ADMISSION_MIGRATION}`));
+      expect(await waitingColumn()).toHaveLength(1);
       await ok(['revert', ...url], new RegExp(`reverted ${WAITING_MIGRATION}`));
       expect(await tables()).toHaveLength(2);
       expect(await waitingColumn()).toHaveLength(0);

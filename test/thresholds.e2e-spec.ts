@@ -19,14 +19,15 @@ interface Entry {
   active_prefill_tokens_threshold: number | null;
   active_prefill_tokens_threshold_frac: number | null;
   waiting_requests_threshold: number | null;
+  admission_control: string | null;
 }
 interface AuditEntry {
   id: string;
   at: string;
   actor: string;
   model: string;
-  before: Record<string, number | null>;
-  after: Record<string, number | null>;
+  before: Record<string, number | string | null>;
+  after: Record<string, number | string | null>;
   source: string;
 }
 
@@ -80,6 +81,7 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
       active_prefill_tokens_threshold: null,
       active_prefill_tokens_threshold_frac: null,
       waiting_requests_threshold: null,
+      admission_control: 'token-capacity',
     });
     const set = await post(
       `${A.fe.url}/busy_threshold`,
@@ -115,6 +117,7 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
       active_prefill_tokens_threshold: null,
       active_prefill_tokens_threshold_frac: null,
       waiting_requests_threshold: null,
+      admission_control: 'token-capacity',
     });
     const list = (await (await fetch(`${A.fe.url}/busy_threshold`)).json()) as {
       thresholds: Entry[];
@@ -122,7 +125,7 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
     expect(list.thresholds.find((t) => t.model === MODEL)).toEqual(cleared.json);
   });
 
-  it('sets, stores, audits (four keys), lists and clears a per-model waiting_requests_threshold', async () => {
+  it('sets, stores, audits (every key), lists and clears a per-model waiting_requests_threshold', async () => {
     const model = 'waiting/model';
     const set = await post(
       `${A.fe.url}/busy_threshold`,
@@ -136,6 +139,7 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
       active_prefill_tokens_threshold: null,
       active_prefill_tokens_threshold_frac: null,
       waiting_requests_threshold: 3,
+      admission_control: 'token-capacity',
     });
     const stored = await queryRows<{ v: string }>(
       A.db.url(),
@@ -166,6 +170,7 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
       active_prefill_tokens_threshold: null,
       active_prefill_tokens_threshold_frac: null,
       waiting_requests_threshold: null,
+      admission_control: null,
     };
     expect(page.entries.map((e) => [e.actor, e.before, e.after])).toEqual([
       ['alice', { ...none, waiting_requests_threshold: 3 }, none],
@@ -212,12 +217,14 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
       active_prefill_tokens_threshold: null,
       active_prefill_tokens_threshold_frac: null,
       waiting_requests_threshold: null,
+      admission_control: null,
     });
     expect(page.entries[0].after).toEqual({
       active_decode_blocks_threshold: 0.7,
       active_prefill_tokens_threshold: null,
       active_prefill_tokens_threshold_frac: null,
       waiting_requests_threshold: null,
+      admission_control: null,
     });
     expect(page.entries[0].source).toMatch(/127\.0\.0\.1/);
     expect(Number.isNaN(Date.parse(page.entries[0].at))).toBe(false);
@@ -372,6 +379,7 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
       'active_prefill_tokens_threshold',
       'active_prefill_tokens_threshold_frac',
       'waiting_requests_threshold',
+      'admission_control',
     ];
     // The threshold fields are generated from one table; the document must read as hand-written.
     expect(Object.keys(schemas.SetThresholdDto.properties ?? {})).toEqual(['model', ...keys]);
@@ -389,10 +397,17 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
         example: 4096,
       },
       waiting_requests_threshold: { type: 'number', nullable: true, minimum: 0, example: 8 },
+      admission_control: {
+        type: 'string',
+        enum: ['token-capacity', 'shadow', 'none'],
+        nullable: true,
+        example: 'shadow',
+      },
     });
     expect(schemas.ThresholdValuesDto.properties).toMatchObject({
       active_decode_blocks_threshold: decode,
       active_prefill_tokens_threshold_frac: { type: 'number', nullable: true, example: null },
+      admission_control: { type: 'string', nullable: true, example: 'token-capacity' },
     });
     expect((await fetch(`${A.fe.url}/docs`)).status).toBe(200);
   });

@@ -15,6 +15,7 @@ import { AdmissionPolicies } from '../../libs/frontend/src/admission/admission-p
 import { LifecycleService } from '../../libs/frontend/src/admission/lifecycle.service';
 import { ServiceOverloadedError } from '../../libs/frontend/src/admission/errors/service-overloaded.error';
 import { FrontendConfig } from '../../libs/frontend/src/config/frontend-config';
+import { RequestMetricsService } from '../../libs/frontend/src/request-metrics/request-metrics.service';
 import { WorkerRegistry } from '../../libs/frontend/src/worker-monitor/worker-registry.service';
 import { ThresholdsService } from '../../libs/frontend/src/thresholds/thresholds.service';
 import { parseKvMetricsReport } from '@sluice/contracts';
@@ -38,7 +39,8 @@ function build(workers: number, allBusy: boolean): Setup {
       activePrefillTokensFrac: null,
     },
   });
-  const registry = new WorkerRegistry(config, new ThresholdsService(config));
+  const thresholds = new ThresholdsService(config);
+  const registry = new WorkerRegistry(config, thresholds);
   const now = Date.now();
   for (let i = 0; i < workers; i++) {
     const free = !allBusy && i === workers - 1;
@@ -57,8 +59,10 @@ function build(workers: number, allBusy: boolean): Setup {
     registry.applyReport(parsed.value, now);
   }
   // Not shutting down and no custom admission policies: the production default.
-  const decision = new AdmissionDecision(config, registry, new LifecycleService());
-  const guard = new AdmissionGuard(decision, new AdmissionPolicies([]), config);
+  const decision = new AdmissionDecision(registry, thresholds, new LifecycleService());
+  // Request metrics are written only for a shadow model's would-be rejection, never here.
+  const metrics = {} as RequestMetricsService;
+  const guard = new AdmissionGuard(decision, new AdmissionPolicies([]), config, metrics);
   // The parsed chat body, as Fastify hands it to the hook.
   const body = { model: MODEL, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8 };
   const request = {

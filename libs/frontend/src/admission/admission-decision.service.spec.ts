@@ -1,5 +1,6 @@
-import { FrontendConfig } from '../config/frontend-config';
+import { AdmissionControl, FrontendConfig } from '../config/frontend-config';
 import { PRIORITY_CLASSES, PriorityClass } from '../config/priority';
+import { ThresholdsService } from '../thresholds/thresholds.service';
 import { ModelEntry, WorkerEntry } from '../worker-monitor/worker-entry';
 import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
 import { LifecycleService } from './lifecycle.service';
@@ -27,13 +28,14 @@ function registry(): WorkerRegistry {
   return { model: (name: string) => models.get(name) } as unknown as WorkerRegistry;
 }
 
-function make(admissionControl: 'token-capacity' | 'none'): {
+function make(admissionControl: AdmissionControl): {
   sut: AdmissionDecision;
   lifecycle: LifecycleService;
+  thresholds: ThresholdsService;
 } {
   const lifecycle = new LifecycleService();
-  const config = new FrontendConfig({ admissionControl });
-  return { sut: new AdmissionDecision(config, registry(), lifecycle), lifecycle };
+  const thresholds = new ThresholdsService(new FrontendConfig({ admissionControl }));
+  return { sut: new AdmissionDecision(registry(), thresholds, lifecycle), lifecycle, thresholds };
 }
 
 describe('AdmissionDecision', () => {
@@ -80,6 +82,33 @@ describe('AdmissionDecision', () => {
   it('admits everything with --admission-control none', () => {
     expect(make('none').sut.decide({ model: 'busy' })).toBeNull();
   });
+
+  it('admits everything with --admission-control shadow, judging the busy model would-refuse', () => {
+    const { sut } = make('shadow');
+    expect(sut.decide({ model: 'busy' })).toBeNull();
+    expect(sut.judge('busy')).toBe('would-refuse');
+    expect(sut.judge('free')).toBe('admit');
+    expect(sut.judge('never-seen')).toBe('admit');
+  });
+
+  it.each([
+    ['token-capacity', 'shadow', null, 'would-refuse'],
+    ['token-capacity', 'none', null, 'admit'],
+    ['none', 'token-capacity', OVERLOADED, 'refuse'],
+    ['shadow', 'token-capacity', OVERLOADED, 'refuse'],
+    ['none', null, null, 'admit'],
+  ] as const)(
+    'with the global flag %s and the model’s own %s, answers %p (%s)',
+    (global, own, refusal, verdict) => {
+      const { sut, thresholds } = make(global);
+      thresholds.setOverride('busy', { admissionControl: own });
+      expect(sut.decide({ model: 'busy' })).toBe(refusal);
+      expect(sut.judge('busy')).toBe(verdict);
+      // The model's own mode is only its own: the other models keep the global flag.
+      thresholds.setOverride('free', { admissionControl: own });
+      expect(sut.judge('free')).toBe('admit');
+    },
+  );
 
   it('refuses every request while draining, not as a rejection', () => {
     const { sut, lifecycle } = make('none');

@@ -1,27 +1,31 @@
 import { Injectable } from '@nestjs/common';
-import { FrontendConfig } from '../config/frontend-config';
 import { DEFAULT_PRIORITY, PriorityClass } from '../config/priority';
+import { ThresholdsService } from '../thresholds/thresholds.service';
 import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
 import { LifecycleService } from './lifecycle.service';
 import { DRAINING, OVERLOADED, Refusal } from './refusal';
 
 /**
- * The built-in admission decision (contract §5, per priority class §8): one source of truth for
- * the early 503 hooks and the admission guard. It returns a value instead of throwing: unwinding
- * the stack costs microseconds, the decision itself a map read and a length check (each class
- * has its own free list, kept by the registry).
+ * What the busy rule says of a request for a model: `refuse` it (every worker busy for its
+ * priority class, the model's admission mode `token-capacity`), admit it although it
+ * `would-refuse` (mode `shadow`), or `admit` it.
+ */
+export type Verdict = 'admit' | 'refuse' | 'would-refuse';
+
+/**
+ * The built-in admission decision (contract §5, per priority class and admission mode §8): one
+ * source of truth for the early 503 hook, the byte prescan and the admission guard. It returns a
+ * value instead of throwing: unwinding the stack costs microseconds, the decision itself a map
+ * read and a length check (each class has its own free list, kept by the registry), and only
+ * while every worker is busy for the class a second read for the model's admission mode.
  */
 @Injectable()
 export class AdmissionDecision {
-  private readonly enabled: boolean;
-
   constructor(
-    config: FrontendConfig,
     private readonly registry: WorkerRegistry,
+    private readonly thresholds: ThresholdsService,
     private readonly lifecycle: LifecycleService,
-  ) {
-    this.enabled = config.admissionControl === 'token-capacity';
-  }
+  ) {}
 
   /**
    * `null` admits. A body without a string `model` is admitted here, to be answered by
@@ -30,10 +34,23 @@ export class AdmissionDecision {
    */
   decide(body: unknown, priority: PriorityClass = DEFAULT_PRIORITY): Refusal | null {
     if (this.lifecycle.draining) return DRAINING;
-    if (!this.enabled || typeof body !== 'object' || body === null) return null;
+    if (typeof body !== 'object' || body === null) return null;
     const model = (body as { model?: unknown }).model;
-    return typeof model === 'string' && this.registry.model(model)?.allBusyFor(priority)
+    return typeof model === 'string' && this.judge(model, priority) === 'refuse'
       ? OVERLOADED
       : null;
+  }
+
+  /** The busy rule for one model and priority class, in the admission mode in force for it. */
+  judge(model: string, priority: PriorityClass = DEFAULT_PRIORITY): Verdict {
+    if (!this.registry.model(model)?.allBusyFor(priority)) return 'admit';
+    switch (this.thresholds.admissionControl(model)) {
+      case 'token-capacity':
+        return 'refuse';
+      case 'shadow':
+        return 'would-refuse';
+      case 'none':
+        return 'admit';
+    }
   }
 }

@@ -2,7 +2,8 @@ import { ExecutionContext } from '@nestjs/common';
 import { FrontendConfig } from '../config/frontend-config';
 import { PriorityClass } from '../config/priority';
 import { InvalidPriorityError, requestPriority } from '../priority/request-priority';
-import { AdmissionDecision } from './admission-decision.service';
+import { RequestMetricsService } from '../request-metrics/request-metrics.service';
+import { AdmissionDecision, Verdict } from './admission-decision.service';
 import { AdmissionGuard } from './admission.guard';
 import {
   AdmissionPolicies,
@@ -51,15 +52,22 @@ class RecordingPolicy extends AdmissionPolicy {
   }
 }
 
+let wouldReject: jest.Mock;
+
 function make(
   refusal: Refusal | null | ((c: PriorityClass) => Refusal | null),
   policies: AdmissionPolicy[] = [],
   config = new FrontendConfig(),
+  verdict?: Verdict,
 ): AdmissionGuard {
   const decide = (_body: unknown, c: PriorityClass) =>
     typeof refusal === 'function' ? refusal(c) : refusal;
-  const decision = { decide } as unknown as AdmissionDecision;
-  return new AdmissionGuard(decision, new AdmissionPolicies(policies), config);
+  const judge = (_model: string, c: PriorityClass): Verdict =>
+    verdict ?? (decide(null, c) === null ? 'admit' : 'refuse');
+  const decision = { decide, judge } as unknown as AdmissionDecision;
+  wouldReject = jest.fn();
+  const metrics = { wouldReject } as unknown as RequestMetricsService;
+  return new AdmissionGuard(decision, new AdmissionPolicies(policies), config, metrics);
 }
 
 /** Refuses every class but critical. */
@@ -111,6 +119,21 @@ describe('AdmissionGuard', () => {
       }),
     ]);
     expect(second.seen).toHaveLength(1);
+  });
+
+  it('counts a shadow model’s would-be rejection once, as a standard request, and admits it', async () => {
+    const policy = new RecordingPolicy();
+    const sut = make(null, [policy], new FrontendConfig(), 'would-refuse');
+    await expect(sut.canActivate(contextOf({ model: 'm' }))).resolves.toBe(true);
+    expect(wouldReject.mock.calls).toEqual([['m', 'completions', 'standard']]);
+    expect(policy.seen).toHaveLength(1);
+  });
+
+  it('counts nothing for an admitted request of a model with a free worker, or a refused one', () => {
+    expect(make(null).canActivate(contextOf({ model: 'm' }))).toBe(true);
+    expect(wouldReject).not.toHaveBeenCalled();
+    expect(() => make(OVERLOADED).canActivate(contextOf({ model: 'm' }))).toThrow();
+    expect(wouldReject).not.toHaveBeenCalled();
   });
 
   it("passes a policy's refusal on, and later policies do not run", async () => {

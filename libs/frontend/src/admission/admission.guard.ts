@@ -3,6 +3,7 @@ import { FrontendConfig } from '../config/frontend-config';
 import { isLowerPriority, PriorityClass } from '../config/priority';
 import { endpointLabelFor } from '../metrics/metric-names';
 import { PriorityReader, setRequestPriority } from '../priority/request-priority';
+import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { AdmissionDecision } from './admission-decision.service';
 import { AdmissionPolicies, AdmissionRequest } from './admission-policy';
 import { withoutStack } from '../errors/frontend.error';
@@ -27,7 +28,8 @@ type Closable = { once(event: 'close', listener: () => void): unknown };
  *
  * In the running server the early refusal hook (`early-refusal.hook.ts`) has already answered what the
  * built-in decision refuses; the guard asks the same decision again so that a module compiled
- * without the hook (tests, other adapters) behaves the same.
+ * without the hook (tests, other adapters) behaves the same. It runs exactly once per admitted
+ * request, so it is where a shadow model's would-be rejection is counted (contract §8).
  */
 @Injectable()
 export class AdmissionGuard implements CanActivate {
@@ -37,6 +39,7 @@ export class AdmissionGuard implements CanActivate {
     private readonly decision: AdmissionDecision,
     private readonly policies: AdmissionPolicies,
     config: FrontendConfig,
+    private readonly metrics: RequestMetricsService,
   ) {
     this.priority = new PriorityReader(config.priorityHeader);
   }
@@ -48,13 +51,21 @@ export class AdmissionGuard implements CanActivate {
     setRequestPriority(req, priority);
     const model = req.body?.model;
     this.enforce(this.decision.decide(req.body, priority), model);
-    if (typeof model !== 'string' || this.policies.list.length === 0) return true;
+    if (typeof model !== 'string') return true;
+    if (this.decision.judge(model, priority) === 'would-refuse')
+      this.countShadow(req, model, priority);
+    if (this.policies.list.length === 0) return true;
     return this.runPolicies(req, this.describe(req, model, priority, http.getResponse()));
   }
 
   private enforce(refusal: Refusal | null, model: unknown): void {
     if (refusal === OVERLOADED) throw withoutStack(() => new ServiceOverloadedError(String(model)));
     if (refusal !== null) throw new ShuttingDownError();
+  }
+
+  private countShadow(req: HttpRequest, model: string, priority: PriorityClass): void {
+    const endpoint = endpointLabelFor(req.url) ?? 'chat_completions';
+    this.metrics.wouldReject(model, endpoint, priority);
   }
 
   private async runPolicies(req: HttpRequest, request: AdmissionRequest): Promise<boolean> {

@@ -2,11 +2,13 @@ import { DynamicModule, Module, Type } from '@nestjs/common';
 import { FrontendConfig } from '../config/frontend-config';
 import { WorkerMonitorModule } from '../worker-monitor/worker-monitor.module';
 import { RequestMetricsModule } from '../request-metrics/request-metrics.module';
+import { ThresholdsModule } from '../thresholds/thresholds.module';
 import { AdmissionDecision } from './admission-decision.service';
 import { AdmissionGuard } from './admission.guard';
 import { AdmissionPolicies, AdmissionPolicy } from './admission-policy';
 import { BusyModels } from './busy-models';
 import { LifecycleService } from './lifecycle.service';
+import { RetryAfter } from './retry-after';
 import { InflightPerKeyPolicy } from './policies/inflight-per-key.policy';
 import { PriorityByKeyPolicy } from './policies/priority-by-key.policy';
 import { ServiceOverloadedFilter } from './service-overloaded.filter';
@@ -31,11 +33,12 @@ export class AdmissionModule {
     return {
       module: AdmissionModule,
       global: true,
-      imports: [WorkerMonitorModule, RequestMetricsModule],
+      imports: [ThresholdsModule, WorkerMonitorModule, RequestMetricsModule],
       providers: [
         LifecycleService,
         AdmissionDecision,
         BusyModels,
+        RetryAfter,
         AdmissionGuard,
         ServiceOverloadedFilter,
         ...policies,
@@ -49,6 +52,7 @@ export class AdmissionModule {
         LifecycleService,
         AdmissionDecision,
         BusyModels,
+        RetryAfter,
         AdmissionPolicies,
         AdmissionGuard,
         ServiceOverloadedFilter,

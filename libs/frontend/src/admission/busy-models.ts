@@ -1,19 +1,31 @@
 import { Injectable } from '@nestjs/common';
 import { perClass, PRIORITY_CLASSES, PriorityClass } from '../config/priority';
+import { ThresholdsService } from '../thresholds/thresholds.service';
 import { WorkerEntry } from '../worker-monitor/worker-entry';
 import { RegistryObserver, WorkerRegistry } from '../worker-monitor/worker-registry.service';
 
 /**
- * The models whose every live worker is busy, per priority class, kept in step with the registry
- * so that "could a request of this class be refused now?" costs one size check. Only a hint:
- * while it is empty, requests take the ordinary path, which decides the same.
+ * The models whose requests are refused now, per priority class: every live worker busy for the
+ * class and the model's admission mode `token-capacity` (a `shadow` or `none` model is never
+ * refused). Kept in step with the registry and with threshold changes, so that "could a request
+ * of this class be refused now?" costs one size check. Only a hint: while it is empty, requests
+ * take the ordinary path, which decides the same.
  */
 @Injectable()
 export class BusyModels implements RegistryObserver {
   private readonly names = perClass(() => new Set<string>());
 
-  constructor(private readonly registry: WorkerRegistry) {
+  constructor(
+    private readonly registry: WorkerRegistry,
+    private readonly thresholds: ThresholdsService,
+  ) {
     registry.observe(this);
+    // After the registry's own listener (it was built first), so busy states are current.
+    thresholds.onChange((model) => {
+      for (const name of model === null ? registry.modelNames() : [model]) {
+        for (const c of PRIORITY_CLASSES) this.check(name, c);
+      }
+    });
   }
 
   /** Some model refuses requests of some class. */
@@ -48,7 +60,10 @@ export class BusyModels implements RegistryObserver {
   }
 
   private check(model: string, c: PriorityClass): void {
-    if (this.registry.model(model)?.allBusyFor(c)) this.names[c].add(model);
+    const refused =
+      this.registry.model(model)?.allBusyFor(c) === true &&
+      this.thresholds.admissionControl(model) === 'token-capacity';
+    if (refused) this.names[c].add(model);
     else this.names[c].delete(model);
   }
 }

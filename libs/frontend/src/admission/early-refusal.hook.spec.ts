@@ -6,6 +6,9 @@ import { PriorityClass } from '../config/priority';
 import { requestPriority } from '../priority/request-priority';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { AdmissionDecision } from './admission-decision.service';
+import { BusyModels } from './busy-models';
+import { RetryAfter } from './retry-after';
+import { BusySpells } from '../worker-monitor/busy-spells';
 import { installAdmission } from './early-refusal.hook';
 import { DRAINING, OVERLOADED } from './refusal';
 
@@ -20,7 +23,7 @@ describe('installAdmission (the early refusal hook)', () => {
    * `critical-only` is refused for every class but critical.
    */
   async function serve(
-    retryAfterSecs = 1,
+    retryAfterSecs: number | 'auto' = 1,
     priorityHeader: string | null = 'x-sluice-priority',
   ): Promise<void> {
     fastify = Fastify();
@@ -37,10 +40,17 @@ describe('installAdmission (the early refusal hook)', () => {
         return body?.model === 'busy' ? OVERLOADED : body?.model === 'draining' ? DRAINING : null;
       },
     };
+    // With `auto`: a worker of model `busy` is expected free in 2.5 s.
+    const spells = {
+      expectedWaitMs: (model: string) => (model === 'busy' ? 2500 : undefined),
+    } as unknown as BusySpells;
     const deps = new Map<unknown, unknown>([
       [AdmissionDecision, decision],
       [RequestMetricsService, metrics],
       [FrontendConfig, new FrontendConfig({ retryAfterSecs, priorityHeader })],
+      [RetryAfter, new RetryAfter(new FrontendConfig({ retryAfterSecs }), spells)],
+      // The byte prescan stays disarmed: these cases are answered from the parsed body.
+      [BusyModels, { any: false, anyFor: () => false }],
     ]);
     const app = {
       get: (token: unknown) => deps.get(token),
@@ -151,6 +161,14 @@ describe('installAdmission (the early refusal hook)', () => {
     const res = await post('/v1/chat/completions', { model: 'busy' });
     expect(res.statusCode).toBe(503);
     expect(res.headers).not.toHaveProperty('retry-after');
+  });
+
+  it('sends the estimate for the refused model with --retry-after-secs auto, same body', async () => {
+    await serve('auto');
+    const res = await post('/v1/chat/completions', { model: 'busy' });
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['retry-after']).toBe('3');
+    expect(res.body).toBe(OVERLOAD_BODY);
   });
 
   it('lets admitted requests, and routes other than the OpenAI POSTs, through untouched', async () => {

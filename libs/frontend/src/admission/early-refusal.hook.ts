@@ -7,7 +7,8 @@ import { PriorityReader, setRequestPriority } from '../priority/request-priority
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { AdmissionDecision } from './admission-decision.service';
 import { AnswerRefusal, overloadPrescans } from './overload-prescan';
-import { countRefusal, retryAfterOf, writeRefusal } from './refusal';
+import { countRefusal, writeRefusal } from './refusal';
+import { RetryAfter } from './retry-after';
 
 type PreHandler = (
   request: FastifyRequest,
@@ -35,12 +36,12 @@ export function installAdmission(app: NestFastifyApplication): void {
   const decision = app.get(AdmissionDecision);
   const metrics = app.get(RequestMetricsService);
   const config = app.get(FrontendConfig);
-  const retryAfter = retryAfterOf(config);
+  const retryAfter = app.get(RetryAfter);
   const priority = new PriorityReader(config.priorityHeader);
 
   const answer: AnswerRefusal = (reply, refusal, endpoint, body, c: PriorityClass) => {
     countRefusal(metrics, endpoint, body, refusal, c);
-    writeRefusal(reply, refusal, retryAfter);
+    writeRefusal(reply, refusal, retryAfter.of(body?.model));
   };
   const hookFor = (endpoint: EndpointLabel): PreHandler =>
     function refuseEarly(request, reply, done) {
@@ -61,8 +62,7 @@ export function installAdmission(app: NestFastifyApplication): void {
       const endpoint = endpointLabelFor(route.url);
       if (!endpoint || !isPost(route.method)) return;
       route.preHandler = first(hookFor(endpoint), route.preHandler);
-      const prescan = prescanFor(endpoint);
-      if (prescan) route.preParsing = first(prescan, route.preParsing);
+      route.preParsing = first(prescanFor(endpoint), route.preParsing);
     });
 }
 

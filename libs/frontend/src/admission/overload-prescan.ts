@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastify';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Readable } from 'node:stream';
-import { FrontendConfig } from '../config/frontend-config';
 import { PriorityClass } from '../config/priority';
 import { EndpointLabel } from '../metrics/metric-names';
 import { PriorityReader } from '../priority/request-priority';
@@ -31,15 +30,16 @@ export type AnswerRefusal = (
 ) => void;
 
 /**
- * The prescan hook of each OpenAI endpoint, or null when admission control is off (nothing is
- * ever refused for being busy then).
+ * The prescan hook of each OpenAI endpoint. Installed whatever the global admission mode, since a
+ * model may enforce on its own (`admission_control`); it is armed only while some model is
+ * refused (`BusyModels`), and answers only what the decision refuses: never a `shadow` or `none`
+ * model.
  */
 export function overloadPrescans(
   app: NestFastifyApplication,
   priority: PriorityReader,
   answer: AnswerRefusal,
-): (endpoint: EndpointLabel) => preParsingHookHandler | null {
-  if (app.get(FrontendConfig).admissionControl !== 'token-capacity') return () => null;
+): (endpoint: EndpointLabel) => preParsingHookHandler {
   const decision = app.get(AdmissionDecision);
   const busy = app.get(BusyModels);
   const bodyLimit = app.getHttpAdapter().getInstance().initialConfig.bodyLimit ?? Infinity;

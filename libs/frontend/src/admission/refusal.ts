@@ -1,5 +1,4 @@
 import { OVERLOAD_MESSAGE } from '@sluice/contracts';
-import { FrontendConfig } from '../config/frontend-config';
 import { PriorityClass } from '../config/priority';
 import { encodeErrorBody } from '../errors/error-body';
 import { EndpointLabel, ErrorType } from '../metrics/metric-names';
@@ -38,11 +37,6 @@ export const DRAINING: Refusal = refusal(
   false,
 );
 
-/** The `Retry-After` value of a rejection (`--retry-after-secs`), or null for none (0). */
-export function retryAfterOf(config: FrontendConfig): string | null {
-  return config.retryAfterSecs > 0 ? String(config.retryAfterSecs) : null;
-}
-
 /** What the writer needs of a reply: Fastify's reply has it; the filter adapts Nest's adapter. */
 export interface RefusalReply {
   code(status: number): unknown;
@@ -51,9 +45,9 @@ export interface RefusalReply {
 }
 
 /**
- * Writes a refusal: status, `Content-Type: application/json`, `Retry-After` on a rejection,
- * and the pre-encoded body. The one writer of the overload 503, for the early hook and the
- * filter alike.
+ * Writes a refusal: status, `Content-Type: application/json`, `Retry-After` on a rejection
+ * (the value `RetryAfter.of` gives for the request's model), and the pre-encoded body. The one
+ * writer of the overload 503, for the early hook and the filter alike.
  */
 export function writeRefusal(
   reply: RefusalReply,

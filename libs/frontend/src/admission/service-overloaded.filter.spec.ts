@@ -2,6 +2,7 @@ import { ArgumentsHost } from '@nestjs/common';
 import { OVERLOAD_BODY } from '@sluice/testkit';
 import Fastify, { FastifyInstance } from 'fastify';
 import { FrontendConfig } from '../config/frontend-config';
+import { BusySpells } from '../worker-monitor/busy-spells';
 import {
   answerThroughFilter,
   fakeRequestMetrics,
@@ -11,6 +12,7 @@ import {
 import { ServiceOverloadedError } from './errors/service-overloaded.error';
 import { ShuttingDownError } from './errors/shutting-down.error';
 import { overloadRefusal } from './refusal';
+import { RetryAfter } from './retry-after';
 import { ServiceOverloadedFilter } from './service-overloaded.filter';
 
 describe('ServiceOverloadedFilter', () => {
@@ -25,11 +27,9 @@ describe('ServiceOverloadedFilter', () => {
   beforeEach(() => {
     fastify = Fastify();
     metrics = fakeRequestMetrics();
-    sut = new ServiceOverloadedFilter(
-      fastifyAdapterHost(),
-      metrics,
-      new FrontendConfig({ retryAfterSecs: 2 }),
-    );
+    const spells = { expectedWaitMs: () => undefined } as unknown as BusySpells;
+    const retryAfter = new RetryAfter(new FrontendConfig({ retryAfterSecs: 2 }), spells);
+    sut = new ServiceOverloadedFilter(fastifyAdapterHost(), metrics, retryAfter);
   });
   afterEach(() => fastify.close());
 
@@ -50,6 +50,17 @@ describe('ServiceOverloadedFilter', () => {
     expect(res.headers['retry-after']).toBe('2');
     expect(res.json()).toEqual({ message: full.message, type: 'service_unavailable', code: 503 });
     expect(metrics.answered).toHaveBeenCalledWith('m', 'completions', true, 'overload');
+  });
+
+  it('sends the measured Retry-After of the refused model with --retry-after-secs auto', async () => {
+    const expectedWaitMs = jest.fn(() => 4200);
+    const spells = { expectedWaitMs } as unknown as BusySpells;
+    const auto = new RetryAfter(new FrontendConfig({ retryAfterSecs: 'auto' }), spells);
+    sut = new ServiceOverloadedFilter(fastifyAdapterHost(), metrics, auto);
+    const res = await serve(new ServiceOverloadedError('m'), { model: 'm' });
+    expect(res.headers['retry-after']).toBe('5');
+    expect(res.body).toBe(OVERLOAD_BODY);
+    expect(expectedWaitMs).toHaveBeenCalledWith('m', expect.any(Number));
   });
 
   it('answers a drain without Retry-After and not as a rejection', async () => {

@@ -1,12 +1,12 @@
 import { ArgumentsHost, Catch, ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { FrontendConfig } from '../config/frontend-config';
 import { endpointLabelFor } from '../metrics/metric-names';
 import { requestPriority } from '../priority/request-priority';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { ServiceOverloadedError } from './errors/service-overloaded.error';
 import { ShuttingDownError } from './errors/shutting-down.error';
-import { countRefusal, RefusalReply, retryAfterOf, writeRefusal } from './refusal';
+import { countRefusal, RefusalReply, writeRefusal } from './refusal';
+import { RetryAfter } from './retry-after';
 
 interface HttpRequest {
   url: string;
@@ -20,15 +20,11 @@ interface HttpRequest {
  */
 @Catch(ServiceOverloadedError, ShuttingDownError)
 export class ServiceOverloadedFilter implements ExceptionFilter {
-  private readonly retryAfter: string | null;
-
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly metrics: RequestMetricsService,
-    config: FrontendConfig,
-  ) {
-    this.retryAfter = retryAfterOf(config);
-  }
+    private readonly retryAfter: RetryAfter,
+  ) {}
 
   catch(exception: ServiceOverloadedError | ShuttingDownError, host: ArgumentsHost): void {
     if (host.getType() !== 'http') return;
@@ -45,6 +41,7 @@ export class ServiceOverloadedFilter implements ExceptionFilter {
       header: (name, value) => void adapter.setHeader(res, name, value),
       send: (payload) => void adapter.reply(res, payload),
     };
-    writeRefusal(reply, exception.refusal, this.retryAfter);
+    const model = exception instanceof ServiceOverloadedError ? exception.model : undefined;
+    writeRefusal(reply, exception.refusal, this.retryAfter.of(model));
   }
 }

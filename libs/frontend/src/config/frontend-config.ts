@@ -2,13 +2,16 @@ import type { EngineName } from '@sluice/bridge';
 
 import { DEFAULT_PRIORITY_FACTORS, DEFAULT_PRIORITY_HEADER, PriorityFactors } from './priority';
 import { PriorityKey } from './priority-keys';
-import { NO_THRESHOLDS, ThresholdValues } from './threshold-keys';
+import { AdmissionControl, NO_THRESHOLDS, ThresholdValues } from './threshold-keys';
 
-export type AdmissionControl = 'none' | 'token-capacity';
+export type { AdmissionControl } from './threshold-keys';
 export type RouterMode = 'round-robin' | 'random' | 'least-loaded';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
-/** The global default of each busy threshold (`null` = unset); see threshold-keys.ts. */
+/**
+ * The global default of each per-model key (`null` = unset); see threshold-keys.ts. Its
+ * `admissionControl` is always the config's `admissionControl`.
+ */
 export type GlobalThresholds = ThresholdValues;
 
 /** An engine the in-process bridge scrapes: `--engine-target ENGINE=[NAME=]URL`. */
@@ -28,13 +31,19 @@ export interface AdminToken {
 export class FrontendConfig {
   readonly httpHost: string = '0.0.0.0';
   readonly httpPort: number = 8000;
+  /** The global admission mode; a model's own (`admission_control`) overrides it. */
   readonly admissionControl: AdmissionControl = 'none';
   readonly thresholds: GlobalThresholds = NO_THRESHOLDS;
   readonly routerMode: RouterMode = 'round-robin';
   readonly routerQueueThreshold: number | null = null;
   readonly routerQueueMaxDepth: number = 1024;
   readonly routerQueueTimeoutMs: number = 30000;
-  readonly retryAfterSecs: number = 1;
+  /** `Retry-After` of rejections in seconds (0: none), or `auto`: measured per model. */
+  readonly retryAfterSecs: number | 'auto' = 1;
+  /** A busy rank turns free only when every term is at most threshold × this (0 < F ≤ 1). */
+  readonly busyReleaseFactor: number = 1;
+  /** A rank keeps a new busy or free state at least this long. */
+  readonly busyMinDwellMs: number = 0;
   readonly workerTtlMs: number = 10000;
   readonly natsUrl: string | null = null;
   /** PostgreSQL URL; null = the embedded database under `dataDir`. */
@@ -73,10 +82,16 @@ export class FrontendConfig {
   /** A worker's answer or error body read beyond this is refused with a 502. */
   readonly maxUpstreamBodyBytes: number = 64 * 1024 * 1024;
 
-  /** Thresholds left out of `values.thresholds` are unset. */
+  /**
+   * Thresholds left out of `values.thresholds` are unset. The global admission mode may be given
+   * as `admissionControl` (which wins) or as `thresholds.admissionControl`; both then hold it.
+   */
   constructor(values: FrontendConfigValues = {}) {
     Object.assign(this, values);
-    this.thresholds = { ...NO_THRESHOLDS, ...values.thresholds };
+    const admissionControl =
+      values.admissionControl ?? values.thresholds?.admissionControl ?? this.admissionControl;
+    this.admissionControl = admissionControl;
+    this.thresholds = { ...NO_THRESHOLDS, ...values.thresholds, admissionControl };
   }
 }
 

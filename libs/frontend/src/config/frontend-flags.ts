@@ -12,15 +12,15 @@ import {
   ValueFlag,
   valueFlag,
 } from '@sluice/cli';
-import {
-  AdmissionControl,
-  EngineTarget,
-  FrontendConfig,
-  LogLevel,
-  RouterMode,
-} from './frontend-config';
+import { EngineTarget, FrontendConfig, LogLevel, RouterMode } from './frontend-config';
 import { parsePriorityFactors, parsePriorityHeader } from './priority';
-import { THRESHOLD_SPECS, ThresholdFlag } from './threshold-keys';
+import {
+  isEnumSpec,
+  THRESHOLD_SPECS,
+  ThresholdSpec,
+  ThresholdSpecShape,
+  ThresholdValue,
+} from './threshold-keys';
 
 /** The defaults live on FrontendConfig, which code and tests also build without flags. */
 const D = new FrontendConfig();
@@ -28,18 +28,28 @@ const D = new FrontendConfig();
 const int = (arg: string, help: string, fallback: number, min: number, max?: number) =>
   valueFlag({ arg, help, parse: integerIn(min, max), default: fallback });
 
-/** The global default of each per-model busy threshold; unset: the threshold never fires. */
+/** The flag of one per-model key: a number, or one of its words. */
+type FlagOf<S> = S extends { readonly values: readonly (infer V)[]; readonly default: infer D }
+  ? ValueFlag<V | D>
+  : ValueFlag<number | null>;
+
+function thresholdFlag(spec: ThresholdSpecShape): ValueFlag<ThresholdValue | null> {
+  if (isEnumSpec(spec)) {
+    const arg = spec.values.join('|');
+    return valueFlag({ arg, help: spec.help, parse: oneOf(spec.values), default: spec.default });
+  }
+  return valueFlag({
+    arg: spec.range.integer ? 'N' : 'F',
+    help: 'global default busy threshold (per-model values: admin API)',
+    parse: numberIn(spec.range),
+    default: null,
+  });
+}
+
+/** The global default of each per-model key, in the table's order; unset: never fires. */
 const THRESHOLD_FLAGS = Object.fromEntries(
-  THRESHOLD_SPECS.map((s) => [
-    s.flag,
-    valueFlag({
-      arg: s.range.integer ? 'N' : 'F',
-      help: 'global default busy threshold (per-model values: admin API)',
-      parse: numberIn(s.range),
-      default: null,
-    }),
-  ]),
-) as Record<ThresholdFlag, ValueFlag<number | null>>;
+  THRESHOLD_SPECS.map((s) => [s.flag, thresholdFlag(s)]),
+) as { [S in ThresholdSpec as S['flag']]: FlagOf<S> };
 
 /** Flags of contract §2 (and a few operational ones); each also reads `SLUICE_<UPPER_SNAKE>`. */
 export const FRONTEND_FLAGS = {
@@ -50,13 +60,19 @@ export const FRONTEND_FLAGS = {
     default: D.httpHost,
   }),
   'http-port': int('PORT', 'listen port', D.httpPort, 0, 65535),
-  'admission-control': valueFlag({
-    arg: 'token-capacity|none',
-    help: 'token-capacity: reject when every worker is busy; none: admit everything',
-    parse: oneOf<AdmissionControl>(['token-capacity', 'none']),
-    default: D.admissionControl,
-  }),
   ...THRESHOLD_FLAGS,
+  'busy-release-factor': valueFlag({
+    arg: 'F',
+    help: 'hysteresis: a busy rank turns free only at or below threshold x F',
+    parse: numberIn({ min: 0, max: 1, exclusiveMin: true }),
+    default: D.busyReleaseFactor,
+  }),
+  'busy-min-dwell-ms': int(
+    'MS',
+    'a rank keeps a new busy or free state this long',
+    D.busyMinDwellMs,
+    0,
+  ),
   'router-mode': valueFlag({
     arg: 'round-robin|random|least-loaded',
     help: 'how a free worker is picked',
@@ -71,7 +87,12 @@ export const FRONTEND_FLAGS = {
   }),
   'router-queue-max-depth': int('N', 'requests the queue holds', D.routerQueueMaxDepth, 0),
   'router-queue-timeout-ms': int('MS', 'longest wait in the queue', D.routerQueueTimeoutMs, 1),
-  'retry-after-secs': int('S', 'Retry-After of overload answers (0: none)', D.retryAfterSecs, 0),
+  'retry-after-secs': valueFlag({
+    arg: 'S|auto',
+    help: 'Retry-After of overload answers (0: none; auto: when a worker is expected free)',
+    parse: secondsOrAuto,
+    default: D.retryAfterSecs,
+  }),
   'worker-ttl-ms': int('MS', 'forget a worker silent this long', D.workerTtlMs, 1),
   'nats-url': valueFlag({
     arg: 'URL',
@@ -158,6 +179,16 @@ export const FRONTEND_FLAGS = {
   'idle-timeout-ms': int('MS', 'close a connection idle this long', D.idleTimeoutMs, 1),
   'max-upstream-body-bytes': int('N', 'largest worker answer read', D.maxUpstreamBodyBytes, 1024),
 };
+
+/** `--retry-after-secs`: whole seconds, or `auto` (measured, contract §8). */
+function secondsOrAuto(raw: string): number | 'auto' {
+  if (raw === 'auto') return raw;
+  try {
+    return integerIn(0)(raw);
+  } catch {
+    throw new InvalidFlagValue('expected an integer >= 0, or auto');
+  }
+}
 
 /** `ENGINE=[NAME=]URL`: an engine the in-process bridge scrapes (contract §7). */
 function parseEngineTarget(item: string): EngineTarget {

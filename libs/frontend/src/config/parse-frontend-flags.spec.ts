@@ -35,6 +35,8 @@ describe('parseFrontendFlags', () => {
       workerTtlMs: 10000,
       natsUrl: null,
       namespace: 'dynamo',
+      busyReleaseFactor: 1,
+      busyMinDwellMs: 0,
     });
   });
 
@@ -93,6 +95,14 @@ describe('parseFrontendFlags', () => {
     ['--worker-ttl-ms', '1', 'workerTtlMs', 1],
     ['--nats-url', 'tls://nats.example:4222', 'natsUrl', 'tls://nats.example:4222'],
     ['--router-mode', 'random', 'routerMode', 'random'],
+    ['--admission-control', 'shadow', 'admissionControl', 'shadow'],
+    ['--retry-after-secs', 'auto', 'retryAfterSecs', 'auto'],
+    ['--retry-after-secs', '0', 'retryAfterSecs', 0],
+    ['--retry-after-secs', '3600', 'retryAfterSecs', 3600],
+    ['--busy-release-factor', '1', 'busyReleaseFactor', 1],
+    ['--busy-release-factor', '0.001', 'busyReleaseFactor', 0.001],
+    ['--busy-min-dwell-ms', '0', 'busyMinDwellMs', 0],
+    ['--busy-min-dwell-ms', '60000', 'busyMinDwellMs', 60000],
     ['--idle-timeout-ms', '1', 'idleTimeoutMs', 1],
     ['--max-upstream-body-bytes', '1024', 'maxUpstreamBodyBytes', 1024],
   ])('accepts the boundary value %s %s', (flag, value, key, expected) => {
@@ -107,6 +117,15 @@ describe('parseFrontendFlags', () => {
     ['--http-host', ' '],
     ['--admission-control', 'token_capacity'],
     ['--admission-control', 'TOKEN-CAPACITY'],
+    ['--admission-control', 'Shadow'],
+    ['--retry-after-secs', 'Auto'],
+    ['--retry-after-secs', '1.5'],
+    ['--retry-after-secs', ''],
+    ['--busy-release-factor', '0'],
+    ['--busy-release-factor', '1.5'],
+    ['--busy-release-factor', 'half'],
+    ['--busy-min-dwell-ms', '1.5'],
+    ['--busy-min-dwell-ms', '-1'],
     ['--active-decode-blocks-threshold', '1.01'],
     ['--active-decode-blocks-threshold', 'NaN'],
     ['--active-decode-blocks-threshold', '80%'],
@@ -157,6 +176,23 @@ describe('parseFrontendFlags', () => {
     expect(err).toMatchObject({ flag, value });
     expect(err.message).toMatch(/expected .*(>=|in \[)/);
     expect(err.message).not.toMatch(/ambiguous/);
+  });
+
+  it('reads the global admission mode into the config and into the global per-model values', () => {
+    for (const mode of ['token-capacity', 'shadow', 'none'] as const) {
+      const config = sut(['--admission-control', mode]);
+      expect(config.admissionControl).toBe(mode);
+      expect(config.thresholds.admissionControl).toBe(mode);
+    }
+    expect(errorOf(['--admission-control', 'always']).message).toContain(
+      'expected one of token-capacity, shadow, none',
+    );
+  });
+
+  it('says what --retry-after-secs takes when refusing a value', () => {
+    expect(errorOf(['--retry-after-secs', 'soon']).message).toContain(
+      'expected an integer >= 0, or auto',
+    );
   });
 
   it('rejects an unknown flag, naming it', () => {

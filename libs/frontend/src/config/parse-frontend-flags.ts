@@ -38,8 +38,9 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
   return new FrontendConfig({
     httpHost: v['http-host'],
     httpPort: v['http-port'],
-    admissionControl: v['admission-control'],
     thresholds: Object.fromEntries(THRESHOLD_SPECS.map((s) => [s.key, v[s.flag]])),
+    busyReleaseFactor: v['busy-release-factor'],
+    busyMinDwellMs: v['busy-min-dwell-ms'],
     routerMode: v['router-mode'],
     routerQueueThreshold: v['router-queue-threshold'],
     routerQueueMaxDepth: v['router-queue-max-depth'],

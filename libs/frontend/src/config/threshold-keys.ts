@@ -1,16 +1,23 @@
+/** How the busy rule is applied (contract §2, §8): refuse, count only (`shadow`), or neither. */
+export const ADMISSION_CONTROLS = ['token-capacity', 'shadow', 'none'] as const;
+export type AdmissionControl = (typeof ADMISSION_CONTROLS)[number];
+
 /**
- * The per-model busy thresholds, one entry each; every place that lists them is derived from here:
+ * The per-model keys of `/busy_threshold`, one entry each; every place that lists them is derived
+ * from here. Most are busy thresholds (numbers); a key may also be one of a few words (`kind:
+ * 'enum'`, e.g. `admission_control`). Every entry gives:
  * - `key`: the internal name (config, ThresholdsService, the entity's property);
- * - `flag`: the frontend flag holding its global default (config/frontend-flags.ts);
- * - `wire`: the snake_case name of contract §3.2 and §5 — JSON field of the admin API and the
+ * - `flag`: the frontend flag holding its global default (generated in config/frontend-flags.ts);
+ * - `wire`: the snake_case name of contract §3.2, §5 and §8 — JSON field of the admin API and the
  *   status page, key in the audit row's `before`/`after`, `model_thresholds` column;
- * - `range`: what the flag, the API (class-validator) and the column's CHECK accept;
+ * - a number: `range`, what the flag, the API (class-validator) and the column's CHECK accept;
+ *   a word: `values`, the same for the words allowed, and `default`, the flag's default;
  * - `column`: the column's type; `check`: its CHECK is named `CHK_model_thresholds_<check>`;
  * - `example`: the OpenAPI example in POST /busy_threshold, `exampleInForce` in the answers;
- * - `status`: the status page's label and CSS class, and which of a rank's `<over>_over_threshold`
- *   flags it feeds.
- * A new threshold is one entry here, a migration adding its column, and its busy term
- * (worker-monitor/busy-rule.ts, which fails to compile without one).
+ * - `status`: the status page's label and CSS class, and (a threshold) which of a rank's
+ *   `<over>_over_threshold` flags it feeds.
+ * A new key is one entry here and a migration adding its column; a new threshold also needs its
+ * busy term (worker-monitor/busy-rule.ts, which fails to compile without one).
  */
 export const THRESHOLD_SPECS = [
   {
@@ -61,10 +68,28 @@ export const THRESHOLD_SPECS = [
     exampleInForce: null,
     status: { label: 'waiting requests threshold', css: 'waiting', over: 'waiting' },
   },
+  {
+    // How the busy rule is applied to the model (contract §8): refuse, only count, or neither.
+    kind: 'enum',
+    key: 'admissionControl',
+    flag: 'admission-control',
+    wire: 'admission_control',
+    values: ADMISSION_CONTROLS,
+    default: 'none',
+    help:
+      'token-capacity: reject when every worker is busy; shadow: count what would be ' +
+      'rejected, admit everything; none: admit everything (per model: admin API)',
+    column: 'text',
+    check: 'admission_control',
+    example: 'shadow',
+    exampleInForce: 'token-capacity',
+    status: { label: 'admission control', css: 'admission' },
+  },
 ] as const satisfies readonly ThresholdSpecShape[];
 
-/** What every entry must give; `as const` above keeps each entry's literal names. */
-export interface ThresholdSpecShape {
+/** A busy threshold: a number, `null` = not configured. */
+export interface NumericSpecShape {
+  readonly kind?: 'number';
   readonly key: string;
   readonly flag: string;
   readonly wire: string;
@@ -80,19 +105,62 @@ export interface ThresholdSpecShape {
   };
 }
 
+/** A key whose value is one of a few words, stored as text with a CHECK naming them. */
+export interface EnumSpecShape {
+  readonly kind: 'enum';
+  readonly key: string;
+  readonly flag: string;
+  readonly wire: string;
+  readonly values: readonly string[];
+  /** The flag's default; `null`: unset unless given. */
+  readonly default: string | null;
+  /** The flag's help line. */
+  readonly help: string;
+  readonly column: 'text';
+  readonly check: string;
+  readonly example: string;
+  readonly exampleInForce: string | null;
+  readonly status: { readonly label: string; readonly css: string };
+}
+
+/** What every entry must give; `as const` above keeps each entry's literal names. */
+export type ThresholdSpecShape = NumericSpecShape | EnumSpecShape;
+
+export function isEnumSpec(spec: ThresholdSpecShape): spec is EnumSpecShape {
+  return spec.kind === 'enum';
+}
+
 export type ThresholdSpec = (typeof THRESHOLD_SPECS)[number];
+type EnumSpec = Extract<ThresholdSpec, { kind: 'enum' }>;
+type NumericSpec = Exclude<ThresholdSpec, EnumSpec>;
 export type ThresholdKey = ThresholdSpec['key'];
+/** The keys of busy thresholds (numbers), each with a term of the busy rule. */
+export type NumericKey = NumericSpec['key'];
 export type ThresholdFlag = ThresholdSpec['flag'];
 export type WireKey = ThresholdSpec['wire'];
 /** A rank's status flags: `kv_over_threshold`, `prefill_over_threshold`, ... */
-export type OverThreshold = ThresholdSpec['status']['over'];
+export type OverThreshold = NumericSpec['status']['over'];
 
-/** One value per threshold; `null` = not configured (never fires) or, stored, no per-model value. */
-export type ThresholdValues = { readonly [K in ThresholdKey]: number | null };
+/** The value an entry takes: a number, or one of its words. */
+export type ValueOf<S> = S extends { readonly values: readonly (infer V)[] } ? V : number;
+/** Any key's value, for code that handles every key alike. */
+export type ThresholdValue = number | string;
+
+/**
+ * One value per key; `null` = not configured (a threshold never fires) or, stored, no per-model
+ * value.
+ */
+export type ThresholdValues = { readonly [S in ThresholdSpec as S['key']]: ValueOf<S> | null };
+/** The same with the wire names (contract §3.2). */
+export type WireThresholdValues = { [S in ThresholdSpec as S['wire']]: ValueOf<S> | null };
 
 export const THRESHOLD_KEYS: readonly ThresholdKey[] = THRESHOLD_SPECS.map((s) => s.key);
 
-/** Every threshold unset. */
+/** The busy thresholds alone (the numeric entries), in the table's order. */
+export const NUMERIC_SPECS = THRESHOLD_SPECS.filter((s): s is NumericSpec => !isEnumSpec(s));
+export const NUMERIC_KEYS: readonly NumericKey[] = NUMERIC_SPECS.map((s) => s.key);
+
+/** Every key unset. */
 export const NO_THRESHOLDS: ThresholdValues = Object.freeze(
   Object.fromEntries(THRESHOLD_SPECS.map((s) => [s.key, null])) as Record<ThresholdKey, null>,
 );

@@ -21,6 +21,9 @@ export const METRIC = {
   workerRequestsWaiting: 'sluice_frontend_worker_requests_waiting',
   // Contract §8: rejections by the request's priority class.
   classRejections: 'sluice_frontend_rejection_total',
+  // Contract §8: what shadow mode would have refused, and how often workers flip busy/free.
+  wouldRejections: 'sluice_frontend_would_reject_total',
+  busyTransitions: 'sluice_frontend_worker_busy_transitions_total',
 } as const;
 
 export type EndpointLabel = 'chat_completions' | 'completions' | 'embeddings';

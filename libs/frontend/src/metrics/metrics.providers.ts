@@ -23,6 +23,11 @@ export const metricProviders = [
     labelNames: ['model', 'endpoint', 'priority'],
   }),
   makeCounterProvider({
+    name: METRIC.wouldRejections,
+    help: 'Requests admitted in shadow mode that token-capacity would have rejected (every worker of the model busy)',
+    labelNames: ['model', 'endpoint', 'priority'],
+  }),
+  makeCounterProvider({
     name: METRIC.requests,
     help: 'Requests answered by the frontend',
     labelNames: ['model', 'endpoint', 'request_type', 'status', 'error_type'],

@@ -34,6 +34,7 @@ export class RequestMetricsService {
     @InjectMetric(METRIC.ttft) private readonly ttft: Histogram,
     @InjectMetric(METRIC.duration) private readonly duration: Histogram,
     private readonly history: TrafficHistory,
+    @InjectMetric(METRIC.wouldRejections) private readonly wouldRejections: Counter,
   ) {
     registry.observe({ modelForgotten: (model) => void this.forget(model) });
   }
@@ -53,6 +54,11 @@ export class RequestMetricsService {
   /** A request goes to a worker: past admission and the router queue. */
   admitted(model: string): void {
     this.history.admitted(model);
+  }
+
+  /** Admitted in shadow mode although every worker of the model was busy (contract §8). */
+  wouldReject(model: string, endpoint: EndpointLabel, priority: PriorityClass): void {
+    this.wouldRejections.inc({ model, endpoint, priority });
   }
 
   answered(model: string, endpoint: EndpointLabel, stream: boolean, errorType: ErrorType): void {
@@ -80,6 +86,7 @@ export class RequestMetricsService {
       this.rejections.remove({ model, endpoint });
       for (const priority of PRIORITY_CLASSES) {
         this.classRejections.remove({ model, endpoint, priority });
+        this.wouldRejections.remove({ model, endpoint, priority });
       }
       for (const request_type of REQUEST_TYPES) {
         for (const error_type of ERROR_TYPES) {

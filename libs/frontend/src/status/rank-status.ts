@@ -1,6 +1,6 @@
 import { fracLimit, isRankBusy } from '../worker-monitor/busy-rule';
 import { RankState } from '../worker-monitor/worker-entry';
-import { OverThreshold, THRESHOLD_SPECS, ThresholdKey } from '../config/threshold-keys';
+import { NUMERIC_SPECS, NumericKey, OverThreshold } from '../config/threshold-keys';
 import { BusyThresholds, NO_THRESHOLDS } from '../thresholds/busy-thresholds';
 import { RankStatusDto } from './dto/status.dto';
 
@@ -16,9 +16,9 @@ export function prefillLimit(t: BusyThresholds, maxBatched: number | undefined):
 
 /** `t` with only the thresholds that feed the rank's `<over>_over_threshold` flag. */
 function only(t: BusyThresholds, over: OverThreshold): BusyThresholds {
-  const out: Record<ThresholdKey, number | null> = { ...NO_THRESHOLDS };
-  for (const s of THRESHOLD_SPECS) if (s.status.over === over) out[s.key] = t[s.key];
-  return out;
+  const out: Record<NumericKey, number | null> = { ...NO_THRESHOLDS };
+  for (const s of NUMERIC_SPECS) if (s.status.over === over) out[s.key] = t[s.key];
+  return { ...t, ...out };
 }
 
 /**

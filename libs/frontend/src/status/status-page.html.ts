@@ -10,7 +10,7 @@ header { display: flex; align-items: baseline; gap: 16px; padding: 14px 24px; ba
   color: #f9fafb; }
 header h1 { margin: 0; font-size: 20px; }
 .mode { font-size: 13px; padding: 2px 8px; border-radius: 10px; }
-.mode.on { background: #374151; } .mode.off { background: #7c5b00; }
+.mode.on { background: #374151; } .mode.off { background: #7c5b00; } .mode.shadow { background: #1e3a8a; }
 #updated { margin-left: auto; font-size: 13px; color: #d1d5db; font-variant-numeric: tabular-nums; }
 .error { margin: 12px 24px 0; padding: 8px 12px; border-radius: 6px; background: #fde8e8;
   color: var(--bad); }

@@ -126,7 +126,8 @@ ${STATUS_CHART_SCRIPT}
     const card = el('section', 'card');
     card.dataset.model = m.model;
     const head = el('div', 'card-head');
-    const state = m.workers_total === 0 ? ['none', 'no live workers'] : m.all_busy ? ['busy', 'ALL BUSY'] : ['free', 'accepting'];
+    const enforced = m.admission_control === 'token-capacity';
+    const state = m.workers_total === 0 ? ['none', 'no live workers'] : m.all_busy ? ['busy', enforced ? 'ALL BUSY' : 'ALL BUSY (' + m.admission_control + ': admitted)'] : ['free', 'accepting'];
     head.append(el('h2', 'model', m.model), el('span', 'badge ' + state[0], state[1]));
     const stats = el('div', 'stats');
     stats.append(
@@ -154,8 +155,14 @@ ${STATUS_CHART_SCRIPT}
 
   function render(s) {
     const mode = $('mode');
-    mode.textContent = s.admission_control === 'token-capacity' ? 'rejecting when all workers are busy' : 'admission-control none: nothing is rejected';
-    mode.className = 'mode ' + (s.admission_control === 'token-capacity' ? 'on' : 'off');
+    const modes = {
+      'token-capacity': ['on', 'rejecting when all workers are busy'],
+      shadow: ['shadow', 'admission-control shadow: would-be rejections counted, nothing rejected'],
+      none: ['off', 'admission-control none: nothing is rejected'],
+    };
+    const [cls, text] = modes[s.admission_control] || modes.none;
+    mode.textContent = text + ' (models may set their own)';
+    mode.className = 'mode ' + cls;
     const cards = s.models.map((m) => modelCard(m, s.rejection_window_seconds));
     if (cards.length === 0) cards.push(el('p', 'muted', 'No workers have reported yet.'));
     if (s.models_omitted > 0) cards.push(el('p', 'muted', s.models_omitted + ' more model(s) not listed'));

@@ -51,9 +51,9 @@ export class BusyThresholdController {
   @UseGuards(AdminAuthGuard)
   @ApiBearerAuth()
   @ApiOperation({
-    summary: 'Read (only `model`) or change a model’s thresholds',
+    summary: 'Read (only `model`) or change a model’s thresholds and admission mode',
     description:
-      'A number sets the per-model value, `null` clears it (the global flag applies again), an absent key is unchanged. Stored with an audit row in one transaction; applies on every replica within 1 s.',
+      'A value (a number; for `admission_control` one of `token-capacity`, `shadow`, `none`) sets the per-model value, `null` clears it (the global flag applies again), an absent key is unchanged. Stored with an audit row in one transaction; applies on every replica within 1 s.',
   })
   @ApiOkResponse({ type: ThresholdEntryDto })
   set(@Body() dto: SetThresholdDto, @Req() req: AdminRequest): Promise<ThresholdEntryDto> {

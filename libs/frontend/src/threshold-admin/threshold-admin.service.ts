@@ -16,7 +16,7 @@ import {
   ThresholdValues,
 } from '../thresholds/persistence';
 import { ThresholdSyncService } from '../thresholds/threshold-sync.service';
-import { THRESHOLD_SPECS } from '../thresholds/busy-thresholds';
+import { AnyThresholds, THRESHOLD_SPECS } from '../thresholds/busy-thresholds';
 import { toWire } from '../thresholds/threshold-wire';
 import { ThresholdsService } from '../thresholds/thresholds.service';
 
@@ -122,12 +122,12 @@ export class ThresholdAdminService {
   }
 
   private patchOf(dto: SetThresholdDto): ThresholdPatch {
-    const patch: ThresholdPatch = {};
+    const patch: Partial<AnyThresholds> = {};
     for (const { wire, key } of THRESHOLD_SPECS) {
       const value = dto[wire];
       if (value !== undefined) patch[key] = value;
     }
-    return patch;
+    return patch as ThresholdPatch;
   }
 
   private show(v: ThresholdValues): string {

@@ -9,15 +9,17 @@ const T = {
   activePrefillTokens: 4096,
   activePrefillTokensFrac: 1.5,
   waitingRequests: 8,
-};
+  admissionControl: 'token-capacity',
+} as const;
 
 describe('thresholds per priority class (contract §8)', () => {
-  it('multiplies every threshold by the factor, flooring the integer ones', () => {
+  it('multiplies every threshold by the factor, flooring the integer ones; the mode stays', () => {
     expect(scaleThresholds(T, 0.8)).toEqual({
       activeDecodeBlocks: 0.9 * 0.8,
       activePrefillTokens: 3276, // floor(3276.8)
       activePrefillTokensFrac: 1.5 * 0.8,
       waitingRequests: 6, // floor(6.4)
+      admissionControl: 'token-capacity',
     });
     expect(scaleThresholds(T, 1.2)).toMatchObject({
       activePrefillTokens: 4915, // floor(4915.2)

@@ -1,6 +1,6 @@
 import { PerClass, PriorityFactors } from '../config/priority';
-import { THRESHOLD_SPECS } from '../config/threshold-keys';
-import { BusyThresholds, ThresholdKey } from './busy-thresholds';
+import { NUMERIC_SPECS } from '../config/threshold-keys';
+import { AnyThresholds, BusyThresholds } from './busy-thresholds';
 
 /** The thresholds each priority class is judged with, for one model. */
 export type ClassThresholds = PerClass<BusyThresholds>;
@@ -14,15 +14,15 @@ export type ClassThresholds = PerClass<BusyThresholds>;
  */
 export function scaleThresholds(t: BusyThresholds, factor: number): BusyThresholds {
   if (factor === 1) return t;
-  const out: Record<ThresholdKey, number | null> = { ...t };
-  for (const { key, range } of THRESHOLD_SPECS) {
+  const out: AnyThresholds = { ...t };
+  for (const { key, range } of NUMERIC_SPECS) {
     const v = t[key];
     if (v === null) continue;
     let scaled = range.integer ? Math.floor(v * factor + 1e-9) : v * factor;
     if ('max' in range) scaled = Math.min(scaled, range.max);
     out[key] = scaled;
   }
-  return out;
+  return out as BusyThresholds;
 }
 
 /** The standard thresholds, and the sheddable and critical ones derived from them. */

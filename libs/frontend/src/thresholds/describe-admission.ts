@@ -1,13 +1,27 @@
 import { FrontendConfig } from '../config/frontend-config';
-import { THRESHOLD_SPECS } from '../config/threshold-keys';
+import { NUMERIC_SPECS } from '../config/threshold-keys';
 
 const show = (v: number | null): string => (v === null ? 'unset' : String(v));
 
-/** The one startup line contract §2 asks for: is rejection on, and with which thresholds. */
+const MODE = {
+  'token-capacity': 'busy-worker rejection ENABLED (admission-control token-capacity)',
+  shadow:
+    'busy-worker rejection SHADOW (admission-control shadow; would-be rejections counted, ' +
+    'every request admitted)',
+  none: 'busy-worker rejection DISABLED (admission-control none; thresholds kept, not applied)',
+} as const;
+
+/**
+ * The one startup line contract §2 asks for: is rejection on, and with which thresholds. Models
+ * may override the mode (`admission_control`); they are listed by GET /busy_threshold.
+ */
 export function describeAdmission(config: FrontendConfig): string {
   const t = config.thresholds;
-  const values = THRESHOLD_SPECS.map((s) => `${s.wire}=${show(t[s.key])}`).join(' ');
-  return config.admissionControl === 'token-capacity'
-    ? `busy-worker rejection ENABLED (admission-control token-capacity): ${values}`
-    : `busy-worker rejection DISABLED (admission-control none; thresholds kept, not applied): ${values}`;
+  const values = NUMERIC_SPECS.map((s) => `${s.wire}=${show(t[s.key])}`).join(' ');
+  const hysteresis =
+    config.busyReleaseFactor === 1 && config.busyMinDwellMs === 0
+      ? ''
+      : `; busy ranks turn free at threshold x ${config.busyReleaseFactor}, ` +
+        `a new busy/free state is kept ${config.busyMinDwellMs} ms`;
+  return `${MODE[config.admissionControl]}: ${values}${hysteresis}`;
 }

@@ -6,9 +6,10 @@ import { ThresholdPatchFields, ThresholdValueFields } from './dto/threshold-fiel
 import { ThresholdColumns } from './persistence/entities/threshold-columns';
 
 /**
- * What adding a threshold takes: one entry in THRESHOLD_SPECS (plus its migration and busy
- * term). A hypothetical fifth entry, given to the same decorators the real DTOs and entity use,
- * must come out as a validated API field, an OpenAPI property and a column with its CHECK.
+ * What adding a key takes: one entry in THRESHOLD_SPECS (plus its migration, and a threshold's
+ * busy term). A hypothetical new threshold, and a hypothetical key whose value is a word, given
+ * to the same decorators the real DTOs and entity use, must come out as a validated API field,
+ * an OpenAPI property and a column with its CHECK.
  */
 const TTFT = {
   key: 'ttftSloMs',
@@ -23,6 +24,32 @@ const TTFT = {
 } as const satisfies ThresholdSpecShape;
 const WITH_TTFT = [...THRESHOLD_SPECS, TTFT];
 
+/** A hypothetical key whose value is a word. */
+const SPILL = {
+  kind: 'enum',
+  key: 'spillPolicy',
+  flag: 'spill-policy',
+  wire: 'spill_policy',
+  values: ['drop', 'queue'],
+  default: null,
+  help: 'what to do with a spilled request',
+  column: 'text',
+  check: 'spill',
+  example: 'queue',
+  exampleInForce: null,
+  status: { label: 'spill policy', css: 'spill' },
+} as const satisfies ThresholdSpecShape;
+const WITH_SPILL = [...THRESHOLD_SPECS, SPILL];
+
+@ThresholdPatchFields(WITH_SPILL)
+class PatchWithSpill {}
+
+@ThresholdValueFields(WITH_SPILL)
+class ValuesWithSpill {}
+
+@ThresholdColumns(WITH_SPILL)
+class EntityWithSpill {}
+
 @ThresholdPatchFields(WITH_TTFT)
 class PatchWithTtft {}
 
@@ -32,9 +59,9 @@ class ValuesWithTtft {}
 @ThresholdColumns(WITH_TTFT)
 class EntityWithTtft {}
 
-async function validate(body: object): Promise<string[]> {
+async function validate(body: object, metatype: new () => object = PatchWithTtft) {
   const pipe = new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true });
-  const metadata: ArgumentMetadata = { type: 'body', metatype: PatchWithTtft };
+  const metadata: ArgumentMetadata = { type: 'body', metatype };
   try {
     await pipe.transform(body, metadata);
     return [];
@@ -43,6 +70,9 @@ async function validate(body: object): Promise<string[]> {
     return (err.getResponse() as { message: string[] }).message;
   }
 }
+
+const property = (type: new () => object, wire: string) =>
+  Reflect.getMetadata(DECORATORS.API_MODEL_PROPERTIES, type.prototype, wire) as object;
 
 describe('a new entry in THRESHOLD_SPECS', () => {
   it('is a field of the change body, validated by its range, cleared by null', async () => {
@@ -54,16 +84,14 @@ describe('a new entry in THRESHOLD_SPECS', () => {
   });
 
   it('is documented in OpenAPI: optional in the body, always present in the answers', () => {
-    const property = (type: new () => object) =>
-      Reflect.getMetadata(DECORATORS.API_MODEL_PROPERTIES, type.prototype, 'ttft_slo_ms') as object;
-    expect(property(PatchWithTtft)).toEqual(
+    expect(property(PatchWithTtft, 'ttft_slo_ms')).toEqual(
       expect.objectContaining({ type: Number, nullable: true, minimum: 1, example: 500 }),
     );
-    expect(property(PatchWithTtft)).toHaveProperty('required', false);
-    expect(property(ValuesWithTtft)).toEqual(
+    expect(property(PatchWithTtft, 'ttft_slo_ms')).toHaveProperty('required', false);
+    expect(property(ValuesWithTtft, 'ttft_slo_ms')).toEqual(
       expect.objectContaining({ type: Number, nullable: true, minimum: 1, example: null }),
     );
-    expect(property(ValuesWithTtft)).not.toHaveProperty('required', false);
+    expect(property(ValuesWithTtft, 'ttft_slo_ms')).not.toHaveProperty('required', false);
   });
 
   it('is a nullable column named like its wire key, with the CHECK of its range', () => {
@@ -82,5 +110,42 @@ describe('a new entry in THRESHOLD_SPECS', () => {
       }),
     );
     expect(checks).toHaveLength(WITH_TTFT.length);
+  });
+});
+
+describe('a new word entry (kind enum) in THRESHOLD_SPECS', () => {
+  it('is a field of the change body that takes one of its words, cleared by null', async () => {
+    for (const value of ['drop', 'queue', null]) {
+      expect(await validate({ spill_policy: value }, PatchWithSpill)).toEqual([]);
+    }
+    for (const value of ['Drop', '', 1, ['drop']]) {
+      expect(await validate({ spill_policy: value }, PatchWithSpill)).toEqual([
+        'spill_policy must be one of the following values: drop, queue',
+      ]);
+    }
+  });
+
+  it('is documented in OpenAPI with its words', () => {
+    expect(property(PatchWithSpill, 'spill_policy')).toEqual(
+      expect.objectContaining({ enum: ['drop', 'queue'], nullable: true, example: 'queue' }),
+    );
+    expect(property(ValuesWithSpill, 'spill_policy')).toEqual(
+      expect.objectContaining({ enum: ['drop', 'queue'], nullable: true, example: null }),
+    );
+  });
+
+  it('is a nullable text column with a CHECK naming its words', () => {
+    const storage = getMetadataArgsStorage();
+    const column = storage.columns.find(
+      (c) => c.target === EntityWithSpill && c.propertyName === 'spillPolicy',
+    );
+    expect(column?.options).toMatchObject({ name: 'spill_policy', type: 'text', nullable: true });
+    expect(column?.options.transformer).toBeUndefined();
+    expect(storage.checks.filter((c) => c.target === EntityWithSpill)).toContainEqual(
+      expect.objectContaining({
+        name: 'CHK_model_thresholds_spill',
+        expression: `"spill_policy" IN ('drop', 'queue')`,
+      }),
+    );
   });
 });

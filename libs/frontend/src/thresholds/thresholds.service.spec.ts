@@ -7,7 +7,8 @@ const GLOBAL = {
   activePrefillTokens: 4096,
   activePrefillTokensFrac: null,
   waitingRequests: 16,
-};
+  admissionControl: 'token-capacity',
+} as const;
 
 describe('ThresholdsService', () => {
   let sut: ThresholdsService;
@@ -28,6 +29,7 @@ describe('ThresholdsService', () => {
       activePrefillTokens: null,
       activePrefillTokensFrac: null,
       waitingRequests: null,
+      admissionControl: 'none',
     });
   });
 
@@ -38,6 +40,7 @@ describe('ThresholdsService', () => {
       activePrefillTokens: null,
       activePrefillTokensFrac: null,
       waitingRequests: null,
+      admissionControl: 'none',
     });
   });
 
@@ -48,6 +51,7 @@ describe('ThresholdsService', () => {
       activePrefillTokens: 4096,
       activePrefillTokensFrac: 1.2,
       waitingRequests: 16,
+      admissionControl: 'token-capacity',
     });
     expect(sut.effective('other')).toEqual(GLOBAL);
   });
@@ -68,6 +72,19 @@ describe('ThresholdsService', () => {
       waitingRequests: null,
     });
     expect(sut.effective('m')).toEqual(GLOBAL);
+  });
+
+  it('takes the admission mode from the global flag, a model’s own mode over it', () => {
+    expect(sut.admissionControl('m')).toBe('token-capacity');
+    sut.setOverride('m', { admissionControl: 'shadow' });
+    expect(sut.admissionControl('m')).toBe('shadow');
+    expect(sut.effective('m')).toEqual({ ...GLOBAL, admissionControl: 'shadow' });
+    expect(sut.admissionControl('other')).toBe('token-capacity');
+    sut.setOverride('m', { admissionControl: null, activePrefillTokens: 1 });
+    expect(sut.admissionControl('m')).toBe('token-capacity');
+    const global = new ThresholdsService(new FrontendConfig({ admissionControl: 'shadow' }));
+    expect(global.admissionControl('m')).toBe('shadow');
+    expect(global.globalThresholds().admissionControl).toBe('shadow');
   });
 
   it('keeps an override of 0 (0 is a threshold, not "unset")', () => {

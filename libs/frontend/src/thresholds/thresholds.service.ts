@@ -1,14 +1,21 @@
 import { Injectable } from '@nestjs/common';
 import { FrontendConfig } from '../config/frontend-config';
 import { PriorityFactors } from '../config/priority';
-import { BusyThresholds, THRESHOLD_KEYS, ThresholdOverride } from './busy-thresholds';
+import { AdmissionControl } from '../config/threshold-keys';
+import {
+  admissionControlOf,
+  AnyThresholds,
+  BusyThresholds,
+  THRESHOLD_KEYS,
+  ThresholdOverride,
+} from './busy-thresholds';
 import { ClassThresholds, classThresholds } from './class-thresholds';
 
 type Listener = (model: string | null) => void;
 
 /**
- * The thresholds in force per model: a per-model override where one is stored, else the
- * global flag. Resolved objects are cached so the hot path is one map lookup; listeners hear
+ * The per-model values in force (thresholds and admission mode): a per-model override where
+ * one is stored, else the global flag. Resolved objects are cached so the hot path is one map lookup; listeners hear
  * of every change (model name, or null for "all models") and re-evaluate busy state at once.
  */
 @Injectable()
@@ -47,6 +54,11 @@ export class ThresholdsService {
     return value;
   }
 
+  /** How the busy rule applies to the model's requests: its own mode, else the global flag. */
+  admissionControl(model: string): AdmissionControl {
+    return admissionControlOf(this.effective(model));
+  }
+
   override(model: string): ThresholdOverride | undefined {
     return this.overrides.get(model);
   }
@@ -80,12 +92,12 @@ export class ThresholdsService {
   }
 
   private merge(override: ThresholdOverride): BusyThresholds {
-    const out = { ...this.global };
+    const out: AnyThresholds = { ...this.global };
     for (const key of THRESHOLD_KEYS) {
       const v = override[key];
       if (v !== undefined && v !== null) out[key] = v;
     }
-    return out;
+    return out as BusyThresholds;
   }
 
   private notify(model: string | null): void {

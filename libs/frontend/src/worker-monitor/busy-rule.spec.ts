@@ -168,3 +168,53 @@ describe('isRankBusy', () => {
     expect(sut(rank({ ...calm, numRequestsWaiting: 5 }), t)).toBe(true);
   });
 });
+
+describe('isRankBusy with a scale (the release factor of a busy rank)', () => {
+  const sut = isRankBusy;
+
+  it.each([
+    // [load, threshold, scale 0.5: busy?]
+    ['decode', rank({ activeDecodeBlocks: 41 }), thresholds({ activeDecodeBlocks: 0.8 }), true],
+    ['decode', rank({ activeDecodeBlocks: 40 }), thresholds({ activeDecodeBlocks: 0.8 }), false],
+    [
+      'prefill',
+      rank({ activePrefillTokens: 501 }),
+      thresholds({ activePrefillTokens: 1000 }),
+      true,
+    ],
+    [
+      'prefill',
+      rank({ activePrefillTokens: 500 }),
+      thresholds({ activePrefillTokens: 1000 }),
+      false,
+    ],
+    // floor(0.5 × 1001) = 500 tokens, × 0.5 = 250
+    [
+      'frac',
+      rank({ activePrefillTokens: 251, maxNumBatchedTokens: 1001 }),
+      thresholds({ activePrefillTokensFrac: 0.5 }),
+      true,
+    ],
+    [
+      'frac',
+      rank({ activePrefillTokens: 250, maxNumBatchedTokens: 1001 }),
+      thresholds({ activePrefillTokensFrac: 0.5 }),
+      false,
+    ],
+    ['waiting', rank({ numRequestsWaiting: 2 }), thresholds({ waitingRequests: 3 }), true],
+    ['waiting', rank({ numRequestsWaiting: 1 }), thresholds({ waitingRequests: 3 }), false],
+  ])('scales the %s limit: %j at %j → busy %s', (_term, load, t, busy) => {
+    expect(sut(load, t, 0.5)).toBe(busy);
+  });
+
+  it('is the unscaled rule at scale 1, exactly (0.29 × 100 stays 29)', () => {
+    const r = rank({ activePrefillTokens: 29, maxNumBatchedTokens: 100 });
+    expect(sut(r, thresholds({ activePrefillTokensFrac: 0.29 }), 1)).toBe(false);
+    expect(sut(rank({ activeDecodeBlocks: 80 }), thresholds({ activeDecodeBlocks: 0.8 }), 1)).toBe(
+      false,
+    );
+    expect(sut(rank({ activeDecodeBlocks: 81 }), thresholds({ activeDecodeBlocks: 0.8 }), 1)).toBe(
+      true,
+    );
+  });
+});

@@ -14,6 +14,11 @@ export interface RankState extends RankLoad {
   prefillReported: boolean;
   /** The newest report's `seq`, to refuse older ones from the same publisher. */
   seq: number | undefined;
+  /**
+   * Per class, until when the rank keeps its busy state for the class whatever its load
+   * (`--busy-min-dwell-ms` after its last flip); 0 when no dwell is configured.
+   */
+  heldUntil: PerClass<number>;
 }
 
 /** A worker's state for one priority class. */

@@ -7,6 +7,7 @@ import { WorkerRegistry } from './worker-registry.service';
 import { ThresholdsService } from '../thresholds/thresholds.service';
 import { metricProviders } from '../metrics/metrics.providers';
 import { workerMetricProviders } from './worker-metrics.providers';
+import { BusyTransitionsCounter } from './busy-transitions.counter';
 
 const M = 'Qwen/Qwen3-0.6B';
 
@@ -18,6 +19,7 @@ async function scrape(prefix: string): Promise<string[]> {
 
 describe('monitor metrics', () => {
   let monitor: MonitorService;
+  let registry: WorkerRegistry;
 
   beforeAll(() => {
     Logger.overrideLogger(false);
@@ -38,11 +40,14 @@ describe('monitor metrics', () => {
         ThresholdsService,
         WorkerRegistry,
         MonitorService,
+        BusyTransitionsCounter,
         ...metricProviders,
         ...workerMetricProviders,
       ],
     }).compile();
     monitor = module.get(MonitorService);
+    registry = module.get(WorkerRegistry);
+    module.get(BusyTransitionsCounter);
   });
 
   afterAll(() => register.clear());
@@ -63,5 +68,40 @@ describe('monitor metrics', () => {
     expect(await scrape('dynamo_frontend_kv_metrics_invalid_total')).toEqual([
       'dynamo_frontend_kv_metrics_invalid_total 2',
     ]);
+  });
+
+  it('counts busy and free transitions of workers per model, from 0 at the first report', async () => {
+    const report = (id: string, used: number) =>
+      monitor.onKvMetrics({
+        worker_id: id,
+        model: M,
+        endpoint: `http://${id}:9001`,
+        active_decode_blocks: used,
+        kv_total_blocks: 100,
+      });
+    const transitions = () => scrape('sluice_frontend_worker_busy_transitions_total{');
+    report('w1', 10);
+    expect(await transitions()).toEqual([
+      `sluice_frontend_worker_busy_transitions_total{model="${M}"} 0`,
+    ]);
+    for (const used of [95, 96, 10, 95]) report('w1', used);
+    report('w2', 95);
+    expect(await transitions()).toEqual([
+      `sluice_frontend_worker_busy_transitions_total{model="${M}"} 4`,
+    ]);
+    // The series goes with the model: its workers gone, and beyond the empty models remembered.
+    registry.removeWorker('w1', 'worker_down');
+    registry.removeWorker('w2', 'worker_down');
+    for (let i = 0; i <= 1000; i++) {
+      monitor.onKvMetrics({
+        worker_id: `x${i}`,
+        model: `other-${i}`,
+        endpoint: `http://x${i}:9001`,
+        active_decode_blocks: 0,
+        kv_total_blocks: 100,
+      });
+      registry.removeWorker(`x${i}`, 'worker_down');
+    }
+    expect((await transitions()).filter((l) => l.includes(M))).toEqual([]);
   });
 });

@@ -3,6 +3,8 @@ import { MetricsModule } from '../metrics/metrics.module';
 import { ThresholdsModule } from '../thresholds/thresholds.module';
 import { TransportModule } from '../transport/transport.module';
 import { BusStateService } from './bus-state.service';
+import { BusySpells } from './busy-spells';
+import { BusyTransitionsCounter } from './busy-transitions.counter';
 import { KvMetricsController } from './kv-metrics.controller';
 import { MonitorService } from './monitor.service';
 import { WorkerGaugesRenderer } from './worker-gauges.renderer';
@@ -18,8 +20,10 @@ import { WorkerRegistry } from './worker-registry.service';
     MonitorService,
     BusStateService,
     WorkerGaugesRenderer,
+    BusyTransitionsCounter,
+    BusySpells,
     ...workerMetricProviders,
   ],
-  exports: [WorkerRegistry, MonitorService, BusStateService, WorkerGaugesRenderer],
+  exports: [WorkerRegistry, MonitorService, BusStateService, WorkerGaugesRenderer, BusySpells],
 })
 export class WorkerMonitorModule {}

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { KvMetricsReport } from '@sluice/contracts';
 import { parsedReport } from '@sluice/testkit';
-import { FrontendConfig } from '../config/frontend-config';
+import { FrontendConfig, FrontendConfigValues } from '../config/frontend-config';
 import { PRIORITY_CLASSES, PriorityClass } from '../config/priority';
 import { NO_THRESHOLDS } from '../thresholds/busy-thresholds';
 import { ThresholdsService } from '../thresholds/thresholds.service';
@@ -23,7 +23,7 @@ describe('WorkerRegistry', () => {
   let observer: jest.Mocked<Required<RegistryObserver>>;
   let sut: WorkerRegistry;
 
-  const build = (over: Partial<FrontendConfig> = {}): WorkerRegistry => {
+  const build = (over: FrontendConfigValues = {}): WorkerRegistry => {
     const config = new FrontendConfig({
       thresholds: {
         activeDecodeBlocks: 0.9,
@@ -66,6 +66,7 @@ describe('WorkerRegistry', () => {
       numRequestsWaiting: undefined,
       seq: undefined,
       busyFor: { critical: false, standard: false, sheddable: false },
+      heldUntil: { critical: 0, standard: 0, sheddable: 0 },
     });
   });
 

@@ -1,10 +1,12 @@
 import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { KvMetricsReport } from '@sluice/contracts';
 import { FrontendConfig } from '../config/frontend-config';
-import { perClass, PRIORITY_CLASSES, PriorityClass } from '../config/priority';
+import { perClass, PerClass, PRIORITY_CLASSES, PriorityClass } from '../config/priority';
+import { BusyThresholds } from '../thresholds/busy-thresholds';
 import { ClassThresholds } from '../thresholds/class-thresholds';
 import { ThresholdsService } from '../thresholds/thresholds.service';
 import { isRankBusy } from './busy-rule';
+import { DwellQueue } from './dwell-queue';
 import { WorkerEventLog } from './worker-event-log';
 import { ModelEntry, RankState, WorkerEntry } from './worker-entry';
 
@@ -35,6 +37,14 @@ export interface RegistryObserver {
 /**
  * Live workers per model and their busy state for each priority class, kept current as reports
  * arrive so that the admission decision is a constant-time lookup (`ModelEntry.allBusyFor`).
+ *
+ * Hysteresis and dwell (contract §8) act on a rank's state here, where it is cached, for each
+ * class on its own: a rank busy for a class is judged with every limit of that class ×
+ * `--busy-release-factor`, and a rank whose state for a class changed less than
+ * `--busy-min-dwell-ms` ago keeps it (that class's dwell queue judges it again when the dwell
+ * ends, with or without a new report). A change of thresholds is judged at once, dwell or not: the operator
+ * who changes a threshold expects it to apply to the next request (§5); a state it changes starts
+ * a new dwell.
  */
 @Injectable()
 export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
@@ -49,11 +59,28 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
   private sweepTimer: NodeJS.Timeout | undefined;
   /** While the bus is down silence is not death: expiry waits until it is back. */
   private expiryPaused = false;
+  /** `--busy-release-factor`: a busy rank is judged with every limit times this. */
+  private readonly releaseFactor: number;
+  /** Per class, ranks within `--busy-min-dwell-ms` of their last change; null without a dwell. */
+  private readonly dwell: PerClass<DwellQueue> | null;
 
   constructor(
     private readonly config: FrontendConfig,
     private readonly thresholds: ThresholdsService,
   ) {
+    this.releaseFactor = config.busyReleaseFactor;
+    this.dwell =
+      config.busyMinDwellMs > 0
+        ? perClass(
+            (c) =>
+              new DwellQueue(config.busyMinDwellMs, c, (worker, state, now) => {
+                // A worker removed meanwhile (or replaced under its id) is no longer judged.
+                if (this.workers.get(worker.id) === worker) {
+                  this.judgeClass(worker, state, c, this.thresholds.byClass(worker.model)[c], now);
+                }
+              }),
+          )
+        : null;
     thresholds.onChange((model) => this.reevaluate(model));
   }
 
@@ -69,6 +96,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
 
   onModuleDestroy(): void {
     clearInterval(this.sweepTimer);
+    for (const c of PRIORITY_CLASSES) this.dwell?.[c].stop();
   }
 
   observe(observer: RegistryObserver): void {
@@ -115,7 +143,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     worker.lastSeenMs = nowMs;
     worker.lastReportMs = report.timestampMs ?? nowMs;
     worker.source = report.source;
-    const state = this.updateRank(worker, report);
+    const state = this.updateRank(worker, report, nowMs);
     for (const o of this.observers) o.rankUpdated?.(worker, report.dpRank, state);
     return 'applied';
   }
@@ -129,11 +157,13 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     // A worker that expired while the request ran is no longer ours to re-judge.
     if (this.workers.get(worker.id) !== worker) return;
     let t: ClassThresholds | undefined;
+    let now = 0;
     for (const state of worker.ranks.values()) {
       if (state.prefillReported) continue;
       state.activePrefillTokens = worker.pendingPrefillTokens / worker.dpSize;
       t ??= this.thresholds.byClass(worker.model);
-      this.judge(worker, state, t);
+      now ||= Date.now();
+      this.judge(worker, state, t, now);
     }
   }
 
@@ -199,7 +229,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     for (const o of this.observers) o.modelForgotten?.(oldest);
   }
 
-  private updateRank(worker: WorkerEntry, r: KvMetricsReport): RankState {
+  private updateRank(worker: WorkerEntry, r: KvMetricsReport, nowMs: number): RankState {
     let state = worker.ranks.get(r.dpRank);
     const prefill = r.activePrefillTokens ?? worker.pendingPrefillTokens / worker.dpSize;
     if (!state) {
@@ -212,6 +242,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
         numRequestsWaiting: r.numRequestsWaiting,
         seq: r.seq,
         busyFor: perClass(() => false),
+        heldUntil: perClass(() => 0),
       };
       worker.ranks.set(r.dpRank, state);
       this.rankTotal++;
@@ -224,13 +255,31 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       state.numRequestsWaiting = r.numRequestsWaiting;
       state.seq = r.seq;
     }
-    this.judge(worker, state, this.thresholds.byClass(worker.model));
+    this.judge(worker, state, this.thresholds.byClass(worker.model), nowMs);
     return state;
   }
 
   /** Judges a rank for every priority class, each with its own thresholds (contract §8). */
-  private judge(worker: WorkerEntry, state: RankState, t: ClassThresholds): void {
-    for (const c of PRIORITY_CLASSES) this.setRankBusy(worker, state, c, isRankBusy(state, t[c]));
+  private judge(worker: WorkerEntry, state: RankState, t: ClassThresholds, nowMs: number): void {
+    for (const c of PRIORITY_CLASSES) this.judgeClass(worker, state, c, t[c], nowMs);
+  }
+
+  /**
+   * Judges a rank for one class on its current load: busy for the class, it turns free only once
+   * no term exceeds the class's limit × the release factor; within its dwell for the class it
+   * keeps its state (judged again when the dwell ends).
+   */
+  private judgeClass(
+    worker: WorkerEntry,
+    state: RankState,
+    c: PriorityClass,
+    t: BusyThresholds,
+    nowMs: number,
+  ): void {
+    const busy = isRankBusy(state, t, state.busyFor[c] ? this.releaseFactor : 1);
+    if (busy !== state.busyFor[c] && nowMs >= state.heldUntil[c]) {
+      this.setRankBusy(worker, state, c, busy, nowMs);
+    }
   }
 
   private setRankBusy(
@@ -238,9 +287,11 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     state: RankState,
     c: PriorityClass,
     busy: boolean,
+    nowMs: number,
   ): void {
     if (state.busyFor[c] === busy) return;
     state.busyFor[c] = busy;
+    this.dwell?.[c].start(worker, state, nowMs);
     const own = worker.classes[c];
     own.busyRanks += busy ? 1 : -1;
     // Contract §5: busy only when all ranks 0..dp_size-1 are busy; unreported ranks are not.
@@ -254,14 +305,24 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     for (const o of this.observers) o.busyChanged?.(worker, c);
   }
 
-  /** Thresholds changed: recompute every rank of the model (or of all models for `null`). */
+  /**
+   * Thresholds (or the admission mode) changed: recompute every rank of the model (or of all
+   * models for `null`).
+   */
   private reevaluate(modelName: string | null): void {
     const models = modelName === null ? [...this.models.values()] : [this.models.get(modelName)];
+    const now = Date.now();
     for (const model of models) {
       if (!model) continue;
       const t = this.thresholds.byClass(model.name);
       for (const worker of model.workers.values()) {
-        for (const state of worker.ranks.values()) this.judge(worker, state, t);
+        for (const state of worker.ranks.values()) {
+          // No dwell here: a change of thresholds applies now (its own change starts a dwell).
+          for (const c of PRIORITY_CLASSES) {
+            const busy = isRankBusy(state, t[c], state.busyFor[c] ? this.releaseFactor : 1);
+            this.setRankBusy(worker, state, c, busy, now);
+          }
+        }
       }
     }
   }

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { OVERLOAD_MESSAGE } from '@sluice/contracts';
 import { ServiceOverloadedError } from '../../admission/errors/service-overloaded.error';
 import { ModelNotFoundError, NoWorkersAvailableError } from '../errors/model-unavailable.error';
-import { FrontendConfig } from '../../config/frontend-config';
+import { FrontendConfig, FrontendConfigValues } from '../../config/frontend-config';
 import { PriorityClass } from '../../config/priority';
 import { RequestMetricsService } from '../../request-metrics/request-metrics.service';
 import { WorkerRegistry } from '../../worker-monitor/worker-registry.service';
@@ -16,10 +16,11 @@ describe('RouterService', () => {
   let registry: WorkerRegistry;
   let queued: { inc: jest.Mock; dec: jest.Mock };
   let traffic: WorkerTraffic;
+  let thresholds: ThresholdsService;
   let sut: RouterService;
   const signal = new AbortController();
 
-  const build = (over: Partial<FrontendConfig> = {}): void => {
+  const build = (over: FrontendConfigValues = {}): void => {
     const config = new FrontendConfig({
       admissionControl: 'token-capacity',
       thresholds: {
@@ -32,7 +33,8 @@ describe('RouterService', () => {
       routerQueueTimeoutMs: 5000,
       ...over,
     });
-    registry = new WorkerRegistry(config, new ThresholdsService(config));
+    thresholds = new ThresholdsService(config);
+    registry = new WorkerRegistry(config, thresholds);
     queued = { inc: jest.fn(), dec: jest.fn() };
     traffic = new WorkerTraffic();
     sut = new RouterService(
@@ -40,6 +42,7 @@ describe('RouterService', () => {
       registry,
       { queued } as unknown as RequestMetricsService,
       traffic,
+      thresholds,
     );
     sut.onModuleInit();
   };
@@ -138,6 +141,25 @@ describe('RouterService', () => {
     build({ routerQueueThreshold: null, admissionControl: 'none' });
     report('w1', 95);
     expect(lease(1).worker.id).toBe('w1');
+  });
+
+  it('routes to a busy worker of a model in shadow mode, globally or of its own', () => {
+    build({ routerQueueThreshold: null, admissionControl: 'shadow' });
+    report('w1', 95);
+    expect(lease(1).worker.id).toBe('w1');
+    build({ routerQueueThreshold: null });
+    report('w1', 95);
+    thresholds.setOverride(M, { admissionControl: 'shadow' });
+    expect(lease(1).worker.id).toBe('w1');
+    thresholds.setOverride(M, { admissionControl: null });
+    expect(() => sut.acquire(M, 1, signal)).toThrow(OVERLOAD_MESSAGE);
+  });
+
+  it('rejects as overloaded for a model enforcing on its own under a global none', () => {
+    build({ routerQueueThreshold: null, admissionControl: 'none' });
+    report('w1', 95);
+    thresholds.setOverride(M, { admissionControl: 'token-capacity' });
+    expect(() => sut.acquire(M, 1, signal)).toThrow(OVERLOAD_MESSAGE);
   });
 
   it('dispatches up to F × max_num_batched_tokens in flight, then queues', async () => {

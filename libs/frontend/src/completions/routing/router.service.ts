@@ -5,6 +5,7 @@ import { ServiceOverloadedError } from '../../admission/errors/service-overloade
 import { overloadRefusal } from '../../admission/refusal';
 import { ModelNotFoundError, NoWorkersAvailableError } from '../errors/model-unavailable.error';
 import { RequestMetricsService } from '../../request-metrics/request-metrics.service';
+import { ThresholdsService } from '../../thresholds/thresholds.service';
 import { ModelEntry, RankState, WorkerEntry } from '../../worker-monitor/worker-entry';
 import { RegistryObserver, WorkerRegistry } from '../../worker-monitor/worker-registry.service';
 import { ClassQueues } from './class-queues';
@@ -39,16 +40,15 @@ export class RouterService implements OnModuleInit, RegistryObserver {
   private readonly queues = new Map<string, ClassQueues<Lease>>();
   private readonly routes = new Map<string, ModelRoute>();
   private readonly eligible: ((w: WorkerEntry) => boolean) | null;
-  private readonly admissionOn: boolean;
 
   constructor(
     private readonly config: FrontendConfig,
     private readonly registry: WorkerRegistry,
     private readonly metrics: RequestMetricsService,
     private readonly traffic: WorkerTraffic,
+    private readonly thresholds: ThresholdsService,
   ) {
     const f = config.routerQueueThreshold;
-    this.admissionOn = config.admissionControl === 'token-capacity';
     this.eligible =
       f === null
         ? null
@@ -112,8 +112,8 @@ export class RouterService implements OnModuleInit, RegistryObserver {
   }
 
   /**
-   * A worker free for class `c`; with admission control off and none free, any worker (nothing
-   * is refused then).
+   * A worker free for class `c`; with every worker busy for it, a model that does not enforce
+   * (`shadow`, `none`) still routes, to any worker.
    */
   private pick(
     model: ModelEntry,
@@ -121,7 +121,10 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     exclude?: WorkerEntry,
   ): WorkerEntry | undefined {
     const free = model.freeFor[c];
-    const candidates = free.length > 0 || this.admissionOn ? free : [...model.workers.values()];
+    const candidates =
+      free.length > 0 || this.thresholds.admissionControl(model.name) === 'token-capacity'
+        ? free
+        : [...model.workers.values()];
     let route = this.routes.get(model.name);
     if (!route) {
       route = { cursor: 0, traffic: this.traffic };

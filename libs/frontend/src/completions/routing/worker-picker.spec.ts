@@ -15,6 +15,7 @@ const worker = (id: string, inflightPromptTokens = 0, kv = 0): WorkerEntry => {
     prefillReported: true,
     seq: undefined,
     busyFor: { critical: false, standard: false, sheddable: false },
+    heldUntil: { critical: 0, standard: 0, sheddable: 0 },
   });
   return w;
 };

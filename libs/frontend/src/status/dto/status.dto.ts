@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { ADMISSION_CONTROLS, AdmissionControl } from '../../config/threshold-keys';
 import { ThresholdEntryDto } from '../../thresholds/dto/threshold-entry.dto';
 
 /** One data-parallel rank as last reported; the load numbers are null until it reports. */
@@ -167,8 +168,11 @@ export class StatusDto {
   @ApiProperty({ example: 1764470000000 })
   generated_at_ms!: number;
 
-  @ApiProperty({ enum: ['none', 'token-capacity'] })
-  admission_control!: 'none' | 'token-capacity';
+  @ApiProperty({
+    enum: ADMISSION_CONTROLS,
+    description: "the global flag; each model's own mode is its `admission_control`",
+  })
+  admission_control!: AdmissionControl;
 
   @ApiProperty({ example: 5, description: 'window of `rejections_per_second`' })
   rejection_window_seconds!: number;

@@ -1,5 +1,5 @@
 import { ArgumentMetadata, BadRequestException, ValidationPipe } from '@nestjs/common';
-import { THRESHOLD_SPECS } from '../../thresholds/busy-thresholds';
+import { NUMERIC_SPECS } from '../../thresholds/busy-thresholds';
 import { DeclaredKeysPipe } from '../declared-keys.pipe';
 import { SetThresholdDto } from './set-threshold.dto';
 
@@ -28,6 +28,24 @@ const rejected = async (body: unknown): Promise<string[]> => {
 };
 
 describe('SetThresholdDto', () => {
+  it('accepts admission_control as one of its words, or null to clear it', async () => {
+    for (const value of ['token-capacity', 'shadow', 'none', null]) {
+      expect(await sut({ model: MODEL, admission_control: value })).toMatchObject({
+        admission_control: value,
+      });
+    }
+    expect((await sut({ model: MODEL })).admission_control).toBeUndefined();
+  });
+
+  it.each(['enforce', 'Shadow', '', 1, true, ['shadow']])(
+    'rejects admission_control %j, naming the field and the words it takes',
+    async (value) => {
+      expect(await rejected({ model: MODEL, admission_control: value })).toEqual([
+        'admission_control must be one of the following values: token-capacity, shadow, none',
+      ]);
+    },
+  );
+
   it('accepts the waiting-requests threshold as an integer >= 0, or null to clear it', async () => {
     for (const value of [0, 2, Number.MAX_SAFE_INTEGER, null]) {
       expect(await sut({ model: MODEL, waiting_requests_threshold: value })).toMatchObject({
@@ -46,7 +64,7 @@ describe('SetThresholdDto', () => {
   );
 
   // The DTO's decorators and the table the flags are parsed with must agree on every key.
-  describe.each(THRESHOLD_SPECS.map((s) => [s.wire, s] as const))('%s', (wire, spec) => {
+  describe.each(NUMERIC_SPECS.map((s) => [s.wire, s] as const))('%s', (wire, spec) => {
     it('accepts its minimum and null', async () => {
       expect(await sut({ model: MODEL, [wire]: spec.range.min })).toMatchObject({
         [wire]: spec.range.min,

@@ -1,6 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, IsNumber, Max, Min, ValidateIf } from 'class-validator';
-import { THRESHOLD_SPECS, ThresholdSpecShape } from '../../config/threshold-keys';
+import { IsIn, IsInt, IsNumber, Max, Min, ValidateIf } from 'class-validator';
+import {
+  isEnumSpec,
+  THRESHOLD_SPECS,
+  ThresholdSpecShape,
+  ThresholdValue,
+} from '../../config/threshold-keys';
 import { WireThresholdValues } from '../threshold-wire';
 
 /**
@@ -17,7 +22,8 @@ export const ThresholdPatchBase = class {} as new () => Partial<WireThresholdVal
 /** Present and not null: validate it. `null` clears the stored value; absent leaves it. */
 const whenGiven = ValidateIf((_o: object, v: unknown) => v !== undefined && v !== null);
 
-function openApi(spec: ThresholdSpecShape, example: number | null) {
+function openApi(spec: ThresholdSpecShape, example: ThresholdValue | null) {
+  if (isEnumSpec(spec)) return { enum: [...spec.values], nullable: true, example };
   const { min, max } = spec.range;
   return {
     type: Number,
@@ -30,6 +36,7 @@ function openApi(spec: ThresholdSpecShape, example: number | null) {
 
 /** The class-validator rules of a value that is given (top to bottom, as written by hand). */
 function rules(spec: ThresholdSpecShape): PropertyDecorator[] {
+  if (isEnumSpec(spec)) return [IsIn([...spec.values])];
   const { min, max } = spec.range;
   if (spec.range.integer) return [IsInt(), Min(min), Max(max ?? Number.MAX_SAFE_INTEGER)];
   const finite = IsNumber({ allowNaN: false, allowInfinity: false });
@@ -42,7 +49,7 @@ function decorate(target: object, wire: string, decorators: PropertyDecorator[])
 }
 
 /**
- * Every threshold, always present, `null` where none applies (the answers of contract §3.2).
+ * Every key, always present, `null` where none applies (the answers of contract §3.2).
  * `specs` is the table; a spec passes a longer one to show what a new entry brings.
  */
 export function ThresholdValueFields(
@@ -57,7 +64,7 @@ export function ThresholdValueFields(
   };
 }
 
-/** Every threshold, optional: a number sets it, `null` clears it, absent leaves it. */
+/** Every key, optional: a value sets it, `null` clears it, absent leaves it. */
 export function ThresholdPatchFields(
   specs: readonly ThresholdSpecShape[] = THRESHOLD_SPECS,
 ): ClassDecorator {
