@@ -4,6 +4,7 @@ import { FrontendConfig } from '../config/frontend-config';
 import { BusyThresholds } from '../thresholds/busy-thresholds';
 import { ThresholdsService } from '../thresholds/thresholds.service';
 import { isRankBusy } from './busy-rule';
+import { judgedLoad, measuredAtMs, reservedBlocks } from './reservations';
 import { WorkerEventLog } from './worker-event-log';
 import { ModelEntry, RankState, WorkerEntry } from './worker-entry';
 
@@ -20,6 +21,14 @@ export type RemovalReason = 'worker_down' | 'expired' | 'replaced';
  * tracked-rank cap (`refused_ranks`), or older than the last seen.
  */
 export type ReportOutcome = 'applied' | 'refused' | 'refused_ranks' | 'stale';
+
+/** A request sent to a worker, counted against its ranks until a report covers it. */
+export interface ReservationHandle {
+  /** The first token came: the prompt is no longer prefill load. */
+  firstToken(): void;
+  /** The request ended (idempotent): its KV blocks are no longer held. */
+  release(): void;
+}
 
 /** Told of every change the registry makes, e.g. to keep Prometheus series in step. */
 export interface RegistryObserver {
@@ -77,6 +86,11 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     return this.models.get(name);
   }
 
+  /** A live worker by id. */
+  worker(id: string): WorkerEntry | undefined {
+    return this.workers.get(id);
+  }
+
   /** Models that have (or had) workers; a model stays known after its workers expire. */
   modelNames(): string[] {
     return [...this.models.keys()];
@@ -113,7 +127,8 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     worker.lastSeenMs = nowMs;
     worker.lastReportMs = report.timestampMs ?? nowMs;
     worker.source = report.source;
-    const state = this.updateRank(worker, report);
+    const measured = measuredAtMs(report.timestampMs, nowMs, this.config.workerTtlMs);
+    const state = this.updateRank(worker, report, measured);
     for (const o of this.observers) o.rankUpdated?.(worker, report.dpRank, state);
     return 'applied';
   }
@@ -131,8 +146,42 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       if (state.prefillReported) continue;
       state.activePrefillTokens = worker.pendingPrefillTokens / worker.dpSize;
       t ??= this.thresholds.effective(worker.model);
-      this.setRankBusy(worker, state, isRankBusy(state, t));
+      this.judge(worker, state, t);
     }
+  }
+
+  /**
+   * The router sent a request to the worker at `nowMs`. Until a report measured after that
+   * covers it, each rank is judged with its share of the request's prompt tokens (until its
+   * first token), its KV blocks (until it ends) and one waiting request (reservations.ts).
+   */
+  reserve(
+    worker: WorkerEntry,
+    promptTokens: number,
+    maxTokens: number,
+    nowMs: number,
+  ): ReservationHandle {
+    const ledger = worker.reservations;
+    ledger.expire(nowMs - this.config.workerTtlMs, worker.ranks);
+    const r = ledger.add(
+      worker.ranks,
+      nowMs,
+      promptTokens,
+      reservedBlocks(promptTokens, maxTokens),
+    );
+    this.rejudge(worker);
+    return {
+      firstToken: () => {
+        if (!r.prefilling) return;
+        ledger.firstToken(r, worker.ranks);
+        this.rejudge(worker);
+      },
+      release: () => {
+        if (!r.live) return;
+        ledger.release(r, worker.ranks);
+        this.rejudge(worker);
+      },
+    };
   }
 
   removeWorker(workerId: string, reason: RemovalReason): void {
@@ -197,7 +246,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     for (const o of this.observers) o.modelForgotten?.(oldest);
   }
 
-  private updateRank(worker: WorkerEntry, r: KvMetricsReport): RankState {
+  private updateRank(worker: WorkerEntry, r: KvMetricsReport, measuredMs: number): RankState {
     let state = worker.ranks.get(r.dpRank);
     const prefill = r.activePrefillTokens ?? worker.pendingPrefillTokens / worker.dpSize;
     if (!state) {
@@ -210,6 +259,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
         numRequestsWaiting: r.numRequestsWaiting,
         seq: r.seq,
         busy: false,
+        reserved: worker.reservations.openRank(),
       };
       worker.ranks.set(r.dpRank, state);
       this.rankTotal++;
@@ -222,8 +272,22 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       state.numRequestsWaiting = r.numRequestsWaiting;
       state.seq = r.seq;
     }
-    this.setRankBusy(worker, state, isRankBusy(state, this.thresholds.effective(worker.model)));
+    worker.reservations.cover(state.reserved, measuredMs, worker.ranks.size);
+    this.judge(worker, state, this.thresholds.effective(worker.model));
     return state;
+  }
+
+  /** Contract §5 on what the rank reported plus what was sent to it since (reservations.ts). */
+  private judge(worker: WorkerEntry, state: RankState, t: BusyThresholds): void {
+    this.setRankBusy(worker, state, isRankBusy(judgedLoad(state, worker.dpSize), t));
+  }
+
+  /** Every rank of a live worker again, after its reservations changed. */
+  private rejudge(worker: WorkerEntry): void {
+    // A worker that expired while the request ran is no longer ours to re-judge.
+    if (this.workers.get(worker.id) !== worker) return;
+    const t = this.thresholds.effective(worker.model);
+    for (const state of worker.ranks.values()) this.judge(worker, state, t);
   }
 
   private setRankBusy(worker: WorkerEntry, state: RankState, busy: boolean): void {
@@ -248,9 +312,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       if (!model) continue;
       const t: BusyThresholds = this.thresholds.effective(model.name);
       for (const worker of model.workers.values()) {
-        for (const state of worker.ranks.values()) {
-          this.setRankBusy(worker, state, isRankBusy(state, t));
-        }
+        for (const state of worker.ranks.values()) this.judge(worker, state, t);
       }
     }
   }

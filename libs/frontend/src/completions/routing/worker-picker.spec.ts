@@ -15,6 +15,7 @@ const worker = (id: string, inflightPromptTokens = 0, kv = 0): WorkerEntry => {
     prefillReported: true,
     seq: undefined,
     busy: false,
+    reserved: w.reservations.openRank(),
   });
   return w;
 };
