@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { RequestMetricsModule } from '../request-metrics/request-metrics.module';
+import { TtftPredictionModule } from '../ttft-prediction/ttft-prediction.module';
 import { WorkerMonitorModule } from '../worker-monitor/worker-monitor.module';
 import { ModelsService } from './models.service';
 import { OpenAiController } from './openai.controller';
@@ -14,7 +15,7 @@ import { UpstreamClient } from './upstream/upstream.client';
  * guard on the routes comes from the global `AdmissionModule`.
  */
 @Module({
-  imports: [WorkerMonitorModule, RequestMetricsModule],
+  imports: [WorkerMonitorModule, RequestMetricsModule, TtftPredictionModule],
   controllers: [OpenAiController],
   providers: [ModelsService, WorkerTraffic, RouterService, UpstreamClient, ProxyService],
   exports: [ModelsService, WorkerTraffic, RouterService, UpstreamClient, ProxyService],

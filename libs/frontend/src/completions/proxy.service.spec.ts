@@ -1,6 +1,7 @@
 import Fastify, { FastifyInstance } from 'fastify';
 import { FrontendConfig } from '../config/frontend-config';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
+import { TtftPredictor } from '../ttft-prediction/ttft-predictor.service';
 import { WorkerEntry } from '../worker-monitor/worker-entry';
 import { UpstreamError } from './errors/upstream.error';
 import { ProxyService, WORKER_HEADER } from './proxy.service';
@@ -11,7 +12,7 @@ import { WholeAnswer } from './upstream/whole-answer.handler';
 const worker = (id: string): WorkerEntry => new WorkerEntry(id, 'm', `http://${id}`, 1, 0);
 
 function leaseOf(w: WorkerEntry): Lease & { firstToken: jest.Mock; release: jest.Mock } {
-  return { worker: w, firstToken: jest.fn(), release: jest.fn() };
+  return { worker: w, tokensAhead: 0, leasedAtMs: 0, firstToken: jest.fn(), release: jest.fn() };
 }
 
 describe('ProxyService (unary answers)', () => {
@@ -47,6 +48,7 @@ describe('ProxyService (unary answers)', () => {
       router as unknown as RouterService,
       upstream as unknown as UpstreamClient,
       metrics as unknown as RequestMetricsService,
+      { observe: jest.fn() } as unknown as TtftPredictor,
     );
     fastify = Fastify();
     fastify.post('/v1/chat/completions', async (request, reply) => {
@@ -110,7 +112,7 @@ describe('ProxyService (unary answers)', () => {
     const res = await post();
     expect(res.statusCode).toBe(200);
     expect(res.headers[WORKER_HEADER]).toBe('w2');
-    expect(router.acquireOther).toHaveBeenCalledWith(first.worker, expect.any(Number));
+    expect(router.acquireOther).toHaveBeenCalledWith(first.worker, expect.any(Number), 0);
     expect(first.release).toHaveBeenCalledTimes(1);
     expect(second.release).toHaveBeenCalledTimes(1);
   });
