@@ -55,9 +55,10 @@ export const CLIP_FLOOR_MS = 1;
 
 /**
  * A shift of speed: SHIFT_RUN observations in a row that miss their prediction by more than
- * SHIFT_TOLERANCE (relative), all in the same direction. The fit is then scaled at once by the
- * geometric mean of their ratios to the current prediction (a slower or faster worker scales
- * every time alike), instead of forgetting its way there over tens of requests.
+ * SHIFT_TOLERANCE (relative), all in the same direction. The fit as it was before the run is
+ * then scaled at once by the median of their ratios to its predictions (a slower or faster
+ * worker scales every time alike; the median ignores one stray), instead of forgetting its way
+ * there over tens of requests.
  */
 export const SHIFT_TOLERANCE = 0.3;
 export const SHIFT_RUN = 3;
@@ -167,16 +168,21 @@ export class TtftModel {
     this.run.push([u, y]);
     if (this.run.length < SHIFT_RUN) return;
     const { baseMs, msPerUnit } = this.runStart;
-    let logs = 0;
-    for (const [ru, ry] of this.run) {
-      // Both sides at least the clip floor: a zero observation or fit cannot make the log infinite.
-      const before = Math.max(baseMs + msPerUnit * ru, CLIP_FLOOR_MS);
-      logs += Math.log(Math.max(ry, CLIP_FLOOR_MS) / before);
-    }
-    const scale = Math.exp(logs / this.run.length);
+    // Both sides at least the clip floor: a zero observation or fit cannot make a ratio 0 or ∞.
+    const ratios = this.run.map(
+      ([ru, ry]) => Math.max(ry, CLIP_FLOOR_MS) / Math.max(baseMs + msPerUnit * ru, CLIP_FLOOR_MS),
+    );
+    const scale = median(ratios);
     this.a = baseMs * scale;
     this.b = msPerUnit * scale;
     this.run = [];
     this.runSign = 0;
   }
+}
+
+/** The middle value (the mean of the two middle ones for an even count): one stray does not move it. */
+function median(xs: number[]): number {
+  const sorted = [...xs].sort((x, y) => x - y);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
