@@ -16,7 +16,7 @@ export const FRONTEND_FLOORS = [
   ['transport'],
   ['thresholds'],
   ['worker-monitor'],
-  ['request-metrics'],
+  ['request-metrics', 'ttft-prediction'],
   ['admission'],
   ['completions'],
   ['http', 'health', 'threshold-admin', 'status', 'engine-bridge', 'metrics-endpoint'],

@@ -11,6 +11,7 @@ import { EmbeddingsController } from './http/embeddings.controller';
 import { OpenAiErrorFilter } from './http/errors/openai-error.filter';
 import { GenerationService } from './http/generation.service';
 import { ModelsController } from './http/models.controller';
+import { SimControlController } from './http/sim-control.controller';
 import { TextGenerationController } from './http/text-generation.controller';
 import { KvMetricsReporter } from './reporting/kv-metrics.reporter';
 import { WorkerLifecycle } from './worker-lifecycle.service';
@@ -28,6 +29,7 @@ export class WorkerModule {
         TextGenerationController,
         EmbeddingsController,
         ModelsController,
+        SimControlController,
         ...engineFormatControllers(options.metricsFormat),
       ],
       providers: [

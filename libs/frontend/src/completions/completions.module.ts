@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { RequestMetricsModule } from '../request-metrics/request-metrics.module';
 import { ThresholdsModule } from '../thresholds/thresholds.module';
+import { TtftPredictionModule } from '../ttft-prediction/ttft-prediction.module';
 import { WorkerMonitorModule } from '../worker-monitor/worker-monitor.module';
 import { ModelsService } from './models.service';
 import { OpenAiController } from './openai.controller';
@@ -15,7 +16,7 @@ import { UpstreamClient } from './upstream/upstream.client';
  * guard on the routes comes from the global `AdmissionModule`.
  */
 @Module({
-  imports: [ThresholdsModule, WorkerMonitorModule, RequestMetricsModule],
+  imports: [ThresholdsModule, WorkerMonitorModule, RequestMetricsModule, TtftPredictionModule],
   controllers: [OpenAiController],
   providers: [ModelsService, WorkerTraffic, RouterService, UpstreamClient, ProxyService],
   exports: [ModelsService, WorkerTraffic, RouterService, UpstreamClient, ProxyService],

@@ -3,6 +3,7 @@ import { FrontendConfig } from '../config/frontend-config';
 import { PriorityClass } from '../config/priority';
 import { setRequestPriority } from '../priority/request-priority';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
+import { TtftPredictor } from '../ttft-prediction/ttft-predictor.service';
 import { WorkerEntry } from '../worker-monitor/worker-entry';
 import { UpstreamError } from './errors/upstream.error';
 import { ProxyService, WORKER_HEADER } from './proxy.service';
@@ -13,7 +14,7 @@ import { WholeAnswer } from './upstream/whole-answer.handler';
 const worker = (id: string): WorkerEntry => new WorkerEntry(id, 'm', `http://${id}`, 1, 0);
 
 function leaseOf(w: WorkerEntry): Lease & { firstToken: jest.Mock; release: jest.Mock } {
-  return { worker: w, firstToken: jest.fn(), release: jest.fn() };
+  return { worker: w, tokensAhead: 0, leasedAtMs: 0, firstToken: jest.fn(), release: jest.fn() };
 }
 
 describe('ProxyService (unary answers)', () => {
@@ -50,6 +51,7 @@ describe('ProxyService (unary answers)', () => {
       router as unknown as RouterService,
       upstream as unknown as UpstreamClient,
       metrics as unknown as RequestMetricsService,
+      { observe: jest.fn() } as unknown as TtftPredictor,
     );
     fastify = Fastify();
     // As admission does: the class goes beside the request before the route runs.
@@ -120,7 +122,12 @@ describe('ProxyService (unary answers)', () => {
     const res = await post();
     expect(res.statusCode).toBe(200);
     expect(res.headers[WORKER_HEADER]).toBe('w2');
-    expect(router.acquireOther).toHaveBeenCalledWith(first.worker, expect.any(Number), 'standard');
+    expect(router.acquireOther).toHaveBeenCalledWith(
+      first.worker,
+      expect.any(Number),
+      'standard',
+      0,
+    );
     expect(first.release).toHaveBeenCalledTimes(1);
     expect(second.release).toHaveBeenCalledTimes(1);
     expect(metrics.admitted).toHaveBeenCalledTimes(1); // one request, though two workers
@@ -137,11 +144,13 @@ describe('ProxyService (unary answers)', () => {
       expect.any(Number),
       expect.anything(),
       'critical',
+      0,
     );
     expect(router.acquireOther).toHaveBeenCalledWith(
       expect.objectContaining({ id: 'w1' }),
       expect.any(Number),
       'critical',
+      0,
     );
   });
 

@@ -10,6 +10,7 @@ import { errorBody } from '../errors/error-body';
 import { EndpointLabel, ErrorType } from '../metrics/metric-names';
 import { requestPriority } from '../priority/request-priority';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
+import { TtftPredictor } from '../ttft-prediction/ttft-predictor.service';
 import { WorkerEntry } from '../worker-monitor/worker-entry';
 import { Lease, RouterService } from './routing/router.service';
 import { Cancellation } from './cancellation';
@@ -23,6 +24,9 @@ import { UpstreamFailuresLogger } from './upstream/upstream-failures.logger';
 export interface OpenAiRequestBody {
   readonly model: string;
   readonly stream?: boolean;
+  /** The output limit (checked by the body pipe): sizes the KV blocks reserved on the worker. */
+  readonly max_tokens?: number;
+  readonly max_completion_tokens?: number;
 }
 
 /** Names the worker that served the request, for operators tracing a slow or odd answer. */
@@ -35,6 +39,8 @@ interface Exchange {
   /** The class admission gave the request: the router picks only workers free for it. */
   readonly priority: PriorityClass;
   readonly startedMs: number;
+  readonly promptTokens: number;
+  readonly maxTokens: number;
   readonly cancel: Cancellation;
   lease: Lease;
   ended: boolean;
@@ -56,6 +62,7 @@ export class ProxyService {
     private readonly router: RouterService,
     private readonly upstream: UpstreamClient,
     private readonly metrics: RequestMetricsService,
+    private readonly predictor: TtftPredictor,
   ) {}
 
   async forward(
@@ -73,10 +80,17 @@ export class ProxyService {
     });
     const promptTokens = estimatePromptTokens(body);
     const priority = requestPriority(reply.request);
+    const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? 0;
     this.active++;
     let lease: Lease;
     try {
-      lease = await this.router.acquire(body.model, promptTokens, cancel.controller, priority);
+      lease = await this.router.acquire(
+        body.model,
+        promptTokens,
+        cancel.controller,
+        priority,
+        maxTokens,
+      );
     } catch (err) {
       this.active--;
       throw err;
@@ -87,6 +101,8 @@ export class ProxyService {
       stream: body.stream === true,
       priority,
       startedMs,
+      promptTokens,
+      maxTokens,
       cancel,
       lease,
       ended: false,
@@ -141,7 +157,7 @@ export class ProxyService {
       const failure = this.toUpstreamError(err, x);
       const other =
         failure.retryable && !x.cancel.cancelled
-          ? this.router.acquireOther(x.lease.worker, promptTokens, x.priority)
+          ? this.router.acquireOther(x.lease.worker, promptTokens, x.priority, x.maxTokens)
           : undefined;
       if (!other) throw this.logged(x, err, failure);
       this.logFailure(x, err, `retried on worker ${other.worker.id}`);
@@ -297,8 +313,7 @@ export class ProxyService {
       for await (const chunk of source as AsyncIterable<Buffer>) {
         if (first) {
           first = false;
-          x.lease.firstToken();
-          this.metrics.firstByte(x.model, (performance.now() - x.startedMs) / 1000);
+          this.firstChunk(x);
         }
         tail.saw(chunk);
         yield chunk;
@@ -317,6 +332,20 @@ export class ProxyService {
       if (outcome !== '') x.cancel.cancel();
       this.end(x, outcome);
     }
+  }
+
+  /** The first streamed chunk: the first token. The predictor learns the worker's TTFT from it. */
+  private firstChunk(x: Exchange): void {
+    const now = performance.now();
+    const { lease } = x;
+    lease.firstToken();
+    this.metrics.firstByte(x.model, (now - x.startedMs) / 1000);
+    this.predictor.observe(
+      lease.worker.id,
+      x.promptTokens,
+      lease.tokensAhead,
+      now - lease.leasedAtMs,
+    );
   }
 
   /** Releases the worker and records the outcome; `null` = counted elsewhere or cancelled. */

@@ -1,4 +1,5 @@
 import { fracLimit, isRankBusy } from '../worker-monitor/busy-rule';
+import { judgedLoad } from '../worker-monitor/reservations';
 import { RankState } from '../worker-monitor/worker-entry';
 import { NUMERIC_SPECS, NumericKey, OverThreshold } from '../config/threshold-keys';
 import { BusyThresholds, NO_THRESHOLDS } from '../thresholds/busy-thresholds';
@@ -23,13 +24,14 @@ function only(t: BusyThresholds, over: OverThreshold): BusyThresholds {
 
 /**
  * One rank for the status page. Which threshold fires is decided by the busy rule itself, run
- * with only the decode, only the prefill or only the waiting-requests thresholds, so the page
- * never disagrees with admission.
+ * on the same load (report plus reservations) with only the decode, only the prefill or only
+ * the waiting-requests thresholds, so the page never disagrees with admission.
  */
 export function rankStatus(
   dpRank: number,
   state: RankState | undefined,
   t: BusyThresholds,
+  dpSize: number,
 ): RankStatusDto {
   if (!state) {
     return {
@@ -43,13 +45,18 @@ export function rankStatus(
       max_num_batched_tokens: null,
       prefill_limit_tokens: prefillLimit(t, undefined),
       num_requests_waiting: null,
+      reserved_decode_blocks: null,
+      reserved_prefill_tokens: null,
+      reserved_waiting_requests: null,
       kv_over_threshold: false,
       prefill_over_threshold: false,
       waiting_over_threshold: false,
       busy: false,
     };
   }
-  const over = (which: OverThreshold) => isRankBusy(state, only(t, which));
+  const judged = judgedLoad(state, dpSize);
+  const over = (which: OverThreshold) => isRankBusy(judged, only(t, which));
+  const reserved = state.reserved;
   return {
     dp_rank: dpRank,
     reported: true,
@@ -61,6 +68,9 @@ export function rankStatus(
     max_num_batched_tokens: state.maxNumBatchedTokens ?? null,
     prefill_limit_tokens: prefillLimit(t, state.maxNumBatchedTokens),
     num_requests_waiting: state.numRequestsWaiting ?? null,
+    reserved_decode_blocks: reserved.decodeBlocks / dpSize,
+    reserved_prefill_tokens: reserved.prefillTokens / dpSize,
+    reserved_waiting_requests: reserved.waiting / dpSize,
     kv_over_threshold: over('kv'),
     prefill_over_threshold: over('prefill'),
     waiting_over_threshold: over('waiting'),

@@ -5,6 +5,7 @@ import { ThresholdsModule } from '../thresholds/thresholds.module';
 import { CompletionsModule } from '../completions/completions.module';
 import { RequestMetricsModule } from '../request-metrics/request-metrics.module';
 import { HistoryService } from './history.service';
+import { TtftPredictionModule } from '../ttft-prediction/ttft-prediction.module';
 import { RejectionRateService } from './rejection-rate.service';
 import { StatusController } from './status.controller';
 import { StatusService } from './status.service';
@@ -20,6 +21,7 @@ import { StatusService } from './status.service';
     WorkerMonitorModule,
     RequestMetricsModule,
     CompletionsModule,
+    TtftPredictionModule,
   ],
   controllers: [StatusController],
   providers: [RejectionRateService, StatusService, HistoryService],

@@ -5,6 +5,7 @@ import { FrontendConfig } from '../config/frontend-config';
 import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
 import { WorkerTraffic } from '../completions/routing/worker-traffic';
 import { ThresholdsService } from '../thresholds/thresholds.service';
+import { TtftPredictor } from '../ttft-prediction/ttft-predictor.service';
 import { RejectionRateService } from './rejection-rate.service';
 import { STATUS_LIMITS, StatusService } from './status.service';
 
@@ -35,7 +36,14 @@ describe('StatusService', () => {
     registry = new WorkerRegistry(config, thresholds);
     const rates = { perSecond: () => 1.5, total: () => 7 } as unknown as RejectionRateService;
     traffic = new WorkerTraffic();
-    sut = new StatusService(config, registry, thresholds, rates, traffic);
+    sut = new StatusService(
+      config,
+      registry,
+      thresholds,
+      rates,
+      traffic,
+      new TtftPredictor(registry),
+    );
   });
 
   it('shows per priority class how many workers are free for it, and whether it is refused', () => {

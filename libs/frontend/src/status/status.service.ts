@@ -7,7 +7,13 @@ import { WorkerTraffic } from '../completions/routing/worker-traffic';
 import { BusyThresholds } from '../thresholds/busy-thresholds';
 import { toWire } from '../thresholds/threshold-wire';
 import { ThresholdsService } from '../thresholds/thresholds.service';
-import { ModelStatusDto, StatusDto, WorkerStatusDto } from './dto/status.dto';
+import { TtftPredictor } from '../ttft-prediction/ttft-predictor.service';
+import {
+  ModelStatusDto,
+  StatusDto,
+  TtftPredictionStatusDto,
+  WorkerStatusDto,
+} from './dto/status.dto';
 import { rankStatus } from './rank-status';
 import { REJECTION_WINDOW_SECONDS, RejectionRateService } from './rejection-rate.service';
 
@@ -26,6 +32,7 @@ export class StatusService {
     private readonly thresholds: ThresholdsService,
     private readonly rejections: RejectionRateService,
     private readonly traffic: WorkerTraffic,
+    private readonly predictor: TtftPredictor,
   ) {}
 
   snapshot(nowMs = Date.now()): StatusDto {
@@ -86,7 +93,22 @@ export class StatusService {
       last_report_age_ms: Math.max(0, nowMs - worker.lastSeenMs),
       report_measured_age_ms: Math.max(0, nowMs - worker.lastReportMs),
       report_source: worker.source ?? null,
-      ranks: Array.from({ length: worker.dpSize }, (_, i) => rankStatus(i, worker.ranks.get(i), t)),
+      ttft_prediction: this.prediction(worker),
+      ranks: Array.from({ length: worker.dpSize }, (_, i) =>
+        rankStatus(i, worker.ranks.get(i), t, worker.dpSize),
+      ),
+    };
+  }
+
+  private prediction(worker: WorkerEntry): TtftPredictionStatusDto {
+    const view = this.predictor.view(worker);
+    return {
+      predicted_ms: view.ms,
+      basis: view.basis,
+      base_ms: view.baseMs,
+      ms_per_1k_tokens: view.msPerUnit,
+      tokens_ahead: view.tokensAhead,
+      observations: view.observations,
     };
   }
 }

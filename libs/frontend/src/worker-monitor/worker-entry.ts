@@ -1,5 +1,6 @@
 import { PerClass, perClass, PriorityClass } from '../config/priority';
 import { RankLoad } from './busy-rule';
+import { judgedLoad, RankReservations, ReservationLedger } from './reservations';
 
 export interface RankState extends RankLoad {
   /**
@@ -19,6 +20,8 @@ export interface RankState extends RankLoad {
    * (`--busy-min-dwell-ms` after its last flip); 0 when no dwell is configured.
    */
   heldUntil: PerClass<number>;
+  /** What this frontend sent the worker since this rank's newest report was measured. */
+  readonly reserved: RankReservations;
 }
 
 /** A worker's state for one priority class. */
@@ -47,6 +50,8 @@ export class WorkerEntry {
   lastSeenMs: number;
   /** Prompt tokens this frontend sent to the worker that have not produced a first token yet. */
   pendingPrefillTokens = 0;
+  /** Requests sent since the ranks' newest reports were measured (reservations.ts). */
+  readonly reservations = new ReservationLedger();
   /** When the newest report was measured (its `timestamp_ms`, else when it arrived). */
   lastReportMs: number;
   /** Who publishes the worker's reports (their optional `source`), for the status page. */
@@ -81,6 +86,20 @@ export class WorkerEntry {
       total += rank.maxNumBatchedTokens;
     }
     return total;
+  }
+
+  /**
+   * Prompt tokens ahead of a new request on the rank it lands on, as admission judges them: the
+   * mean over the reported ranks of their prefill load (reported, or this frontend's own count)
+   * plus their share of the reservations. 0 until a rank reports.
+   */
+  prefillTokensAhead(): number {
+    if (this.ranks.size === 0) return 0;
+    let total = 0;
+    for (const rank of this.ranks.values()) {
+      total += judgedLoad(rank, this.dpSize).activePrefillTokens;
+    }
+    return total / this.ranks.size;
   }
 
   /** Mean KV usage over reported ranks (0..1), used by the least-loaded router. */

@@ -67,6 +67,7 @@ describe('WorkerRegistry', () => {
       seq: undefined,
       busyFor: { critical: false, standard: false, sheddable: false },
       heldUntil: { critical: 0, standard: 0, sheddable: 0 },
+      reserved: { prefillTokens: 0, decodeBlocks: 0, waiting: 0, next: 0 },
     });
   });
 
@@ -282,6 +283,102 @@ describe('WorkerRegistry', () => {
       sut.expire(10_000);
       sut.addPendingPrefill(w, -150);
       expect(sut.model(M)?.free).toEqual([]);
+    });
+  });
+
+  describe('reservations between reports (issue 14)', () => {
+    /** 7 prompt tokens + 153 output tokens: 10 KV blocks of 16 tokens each. */
+    const BLOCKS_10 = [7, 153] as const;
+    const w1 = (): WorkerEntry => {
+      const w = sut.model(M)?.workers.get('w1');
+      if (!w) throw new Error('w1 missing');
+      return w;
+    };
+    const burst = (n: number, atMs: number) =>
+      Array.from({ length: n }, () => sut.reserve(w1(), ...BLOCKS_10, atMs));
+
+    it('judges a burst sent after the newest report on the report plus the burst', () => {
+      sut.applyReport(report('w1', FREE, { timestampMs: 1000 }), 1000);
+      burst(8, 1001); // 10 + 80 of 100 blocks: not over 0.9
+      expect(w1().busy).toBe(false);
+      burst(1, 1002); // 100 of 100
+      expect(w1().busy).toBe(true);
+      expect(sut.model(M)?.allBusy).toBe(true);
+      expect(w1().ranks.get(0)?.reserved).toMatchObject({ decodeBlocks: 90, waiting: 9 });
+    });
+
+    it('drops the reservations a newer report covers, and keeps those it cannot show', () => {
+      sut.applyReport(report('w1', FREE, { timestampMs: 1000 }), 1000);
+      burst(5, 1100);
+      burst(5, 1300);
+      expect(w1().busy).toBe(true);
+      // Measured before the burst, arriving after it: it shows none of it.
+      sut.applyReport(report('w1', FREE, { timestampMs: 1050 }), 1400);
+      expect(w1().busy).toBe(true);
+      // Measured between the two halves: the first half is in its 60 blocks.
+      sut.applyReport(report('w1', 60, { timestampMs: 1200 }), 1400);
+      expect(w1().ranks.get(0)?.reserved.decodeBlocks).toBe(50);
+      expect(w1().busy).toBe(true); // 60 + 50
+      sut.applyReport(report('w1', 80, { timestampMs: 1300 }), 1400);
+      expect(w1().ranks.get(0)?.reserved.decodeBlocks).toBe(0);
+      expect(w1().busy).toBe(false);
+      expect(w1().reservations.size).toBe(0);
+    });
+
+    it('takes a report without a sane timestamp as measured when it arrived', () => {
+      sut.applyReport(report('w1', FREE), 1000);
+      burst(9, 1000);
+      expect(w1().busy).toBe(true);
+      // From the future (a clock ahead of ours): covers what was sent up to its arrival only.
+      sut.applyReport(report('w1', FREE, { timestampMs: 99_999 }), 1000);
+      expect(w1().busy).toBe(false);
+      burst(9, 1500);
+      // Older than the TTL (1 s here; a clock far behind): as if stamped on arrival.
+      sut.applyReport(report('w1', FREE, { timestampMs: 100 }), 1600);
+      expect(w1().busy).toBe(false);
+      burst(9, 1700);
+      sut.applyReport(report('w1', FREE), 1800); // no timestamp
+      expect(w1().busy).toBe(false);
+    });
+
+    it('frees the blocks of a request that ends before any report covers it', () => {
+      sut.applyReport(report('w1', FREE, { timestampMs: 1000 }), 1000);
+      const held = burst(9, 1001);
+      expect(w1().busy).toBe(true);
+      held[0].firstToken();
+      expect(w1().busy).toBe(true); // its blocks are still held
+      held[0].release();
+      held[0].release();
+      expect(w1().busy).toBe(false);
+      expect(w1().ranks.get(0)?.reserved.decodeBlocks).toBe(80);
+    });
+
+    it("splits the reservations over a worker's ranks, each covered by its own reports", () => {
+      sut.applyReport(report('w1', FREE, { dpSize: 2, dpRank: 0, timestampMs: 1000 }), 1000);
+      sut.applyReport(report('w1', FREE, { dpSize: 2, dpRank: 1, timestampMs: 1000 }), 1000);
+      burst(17, 1001); // 85 blocks per rank: 95 of 100
+      expect(w1().busy).toBe(true);
+      sut.applyReport(report('w1', 55, { dpSize: 2, dpRank: 0, timestampMs: 1001 }), 1002);
+      expect(w1().busy).toBe(false); // rank 0 shows 55 and nothing more; rank 1 is still at 95
+      expect(w1().ranks.get(1)?.busyFor.standard).toBe(true);
+    });
+
+    it('adds reserved prompt tokens to a reported prefill load', () => {
+      sut = build({
+        thresholds: {
+          activeDecodeBlocks: null,
+          activePrefillTokens: 100,
+          activePrefillTokensFrac: null,
+          waitingRequests: null,
+        },
+      });
+      sut.applyReport(report('w1', FREE, { activePrefillTokens: 60, timestampMs: 1000 }), 1000);
+      const r = sut.reserve(w1(), 41, 0, 1001);
+      expect(w1().busy).toBe(true); // 60 reported + 41 sent since
+      r.firstToken();
+      expect(w1().busy).toBe(false);
+      // Its blocks stay reserved (a decode threshold would still see them), its prompt does not.
+      expect(w1().ranks.get(0)?.reserved).toMatchObject({ prefillTokens: 0, decodeBlocks: 3 });
     });
   });
 

@@ -5,8 +5,9 @@ import { perClass, PerClass, PRIORITY_CLASSES, PriorityClass } from '../config/p
 import { BusyThresholds } from '../thresholds/busy-thresholds';
 import { ClassThresholds } from '../thresholds/class-thresholds';
 import { ThresholdsService } from '../thresholds/thresholds.service';
-import { isRankBusy } from './busy-rule';
+import { isRankBusy, RankLoad } from './busy-rule';
 import { DwellQueue } from './dwell-queue';
+import { judgedLoad, measuredAtMs, reservedBlocks } from './reservations';
 import { WorkerEventLog } from './worker-event-log';
 import { ModelEntry, RankState, WorkerEntry } from './worker-entry';
 
@@ -23,6 +24,14 @@ export type RemovalReason = 'worker_down' | 'expired' | 'replaced';
  * tracked-rank cap (`refused_ranks`), or older than the last seen.
  */
 export type ReportOutcome = 'applied' | 'refused' | 'refused_ranks' | 'stale';
+
+/** A request sent to a worker, counted against its ranks until a report covers it. */
+export interface ReservationHandle {
+  /** The first token came: the prompt is no longer prefill load. */
+  firstToken(): void;
+  /** The request ended (idempotent): its KV blocks are no longer held. */
+  release(): void;
+}
 
 /** Told of every change the registry makes, e.g. to keep Prometheus series in step. */
 export interface RegistryObserver {
@@ -76,7 +85,9 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
               new DwellQueue(config.busyMinDwellMs, c, (worker, state, now) => {
                 // A worker removed meanwhile (or replaced under its id) is no longer judged.
                 if (this.workers.get(worker.id) === worker) {
-                  this.judgeClass(worker, state, c, this.thresholds.byClass(worker.model)[c], now);
+                  const load = judgedLoad(state, worker.dpSize);
+                  const t = this.thresholds.byClass(worker.model)[c];
+                  this.judgeClass(worker, state, load, c, t, now);
                 }
               }),
           )
@@ -105,6 +116,11 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
 
   model(name: string): ModelEntry | undefined {
     return this.models.get(name);
+  }
+
+  /** A live worker by id. */
+  worker(id: string): WorkerEntry | undefined {
+    return this.workers.get(id);
   }
 
   /** Models that have (or had) workers; a model stays known after its workers expire. */
@@ -143,7 +159,8 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     worker.lastSeenMs = nowMs;
     worker.lastReportMs = report.timestampMs ?? nowMs;
     worker.source = report.source;
-    const state = this.updateRank(worker, report, nowMs);
+    const measured = measuredAtMs(report.timestampMs, nowMs, this.config.workerTtlMs);
+    const state = this.updateRank(worker, report, nowMs, measured);
     for (const o of this.observers) o.rankUpdated?.(worker, report.dpRank, state);
     return 'applied';
   }
@@ -165,6 +182,40 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       now ||= Date.now();
       this.judge(worker, state, t, now);
     }
+  }
+
+  /**
+   * The router sent a request to the worker at `nowMs`. Until a report measured after that
+   * covers it, each rank is judged with its share of the request's prompt tokens (until its
+   * first token), its KV blocks (until it ends) and one waiting request (reservations.ts).
+   */
+  reserve(
+    worker: WorkerEntry,
+    promptTokens: number,
+    maxTokens: number,
+    nowMs: number,
+  ): ReservationHandle {
+    const ledger = worker.reservations;
+    ledger.expire(nowMs - this.config.workerTtlMs, worker.ranks);
+    const r = ledger.add(
+      worker.ranks,
+      nowMs,
+      promptTokens,
+      reservedBlocks(promptTokens, maxTokens),
+    );
+    this.rejudge(worker);
+    return {
+      firstToken: () => {
+        if (!r.prefilling) return;
+        ledger.firstToken(r, worker.ranks);
+        this.rejudge(worker);
+      },
+      release: () => {
+        if (!r.live) return;
+        ledger.release(r, worker.ranks);
+        this.rejudge(worker);
+      },
+    };
   }
 
   removeWorker(workerId: string, reason: RemovalReason): void {
@@ -229,7 +280,12 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     for (const o of this.observers) o.modelForgotten?.(oldest);
   }
 
-  private updateRank(worker: WorkerEntry, r: KvMetricsReport, nowMs: number): RankState {
+  private updateRank(
+    worker: WorkerEntry,
+    r: KvMetricsReport,
+    nowMs: number,
+    measuredMs: number,
+  ): RankState {
     let state = worker.ranks.get(r.dpRank);
     const prefill = r.activePrefillTokens ?? worker.pendingPrefillTokens / worker.dpSize;
     if (!state) {
@@ -243,6 +299,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
         seq: r.seq,
         busyFor: perClass(() => false),
         heldUntil: perClass(() => 0),
+        reserved: worker.reservations.openRank(),
       };
       worker.ranks.set(r.dpRank, state);
       this.rankTotal++;
@@ -255,13 +312,27 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       state.numRequestsWaiting = r.numRequestsWaiting;
       state.seq = r.seq;
     }
+    worker.reservations.cover(state.reserved, measuredMs, worker.ranks.size);
     this.judge(worker, state, this.thresholds.byClass(worker.model), nowMs);
     return state;
   }
 
-  /** Judges a rank for every priority class, each with its own thresholds (contract §8). */
+  /**
+   * Judges a rank for every priority class, each with its own thresholds (contract §8), on what
+   * the rank reported plus what was sent to it since (reservations.ts).
+   */
   private judge(worker: WorkerEntry, state: RankState, t: ClassThresholds, nowMs: number): void {
-    for (const c of PRIORITY_CLASSES) this.judgeClass(worker, state, c, t[c], nowMs);
+    const load = judgedLoad(state, worker.dpSize);
+    for (const c of PRIORITY_CLASSES) this.judgeClass(worker, state, load, c, t[c], nowMs);
+  }
+
+  /** Every rank of a live worker again, after its reservations changed. */
+  private rejudge(worker: WorkerEntry): void {
+    // A worker that expired while the request ran is no longer ours to re-judge.
+    if (this.workers.get(worker.id) !== worker) return;
+    const t = this.thresholds.byClass(worker.model);
+    const now = Date.now();
+    for (const state of worker.ranks.values()) this.judge(worker, state, t, now);
   }
 
   /**
@@ -272,11 +343,12 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
   private judgeClass(
     worker: WorkerEntry,
     state: RankState,
+    load: RankLoad,
     c: PriorityClass,
     t: BusyThresholds,
     nowMs: number,
   ): void {
-    const busy = isRankBusy(state, t, state.busyFor[c] ? this.releaseFactor : 1);
+    const busy = isRankBusy(load, t, state.busyFor[c] ? this.releaseFactor : 1);
     if (busy !== state.busyFor[c] && nowMs >= state.heldUntil[c]) {
       this.setRankBusy(worker, state, c, busy, nowMs);
     }
@@ -317,9 +389,10 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       const t = this.thresholds.byClass(model.name);
       for (const worker of model.workers.values()) {
         for (const state of worker.ranks.values()) {
+          const load = judgedLoad(state, worker.dpSize);
           // No dwell here: a change of thresholds applies now (its own change starts a dwell).
           for (const c of PRIORITY_CLASSES) {
-            const busy = isRankBusy(state, t[c], state.busyFor[c] ? this.releaseFactor : 1);
+            const busy = isRankBusy(load, t[c], state.busyFor[c] ? this.releaseFactor : 1);
             this.setRankBusy(worker, state, c, busy, now);
           }
         }

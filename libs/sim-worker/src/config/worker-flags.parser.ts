@@ -31,7 +31,7 @@ const WORKER_FLAGS = {
   'dp-size': int('N', 'data-parallel ranks', 1, 1, REPORT_LIMITS.maxDpSize),
   speedup: valueFlag({
     arg: 'F',
-    help: 'divides every simulated delay; 0: no delay',
+    help: 'divides every simulated delay; 0: no delay (PUT /sim/speedup changes it at runtime)',
     parse: numberIn({ min: 0 }),
     default: 1,
   }),

@@ -14,9 +14,14 @@ export class RankLoop {
 
   constructor(
     readonly scheduler: RankScheduler,
-    private readonly speedup: number,
+    private speedup: number,
     private readonly onChange: () => void,
   ) {}
+
+  /** Applies from the next step on; the step under way keeps its planned duration. */
+  setSpeedup(speedup: number): void {
+    this.speedup = speedup;
+  }
 
   /** Starts stepping if the rank is idle; requests arriving in the same tick share a step. */
   wake(): void {

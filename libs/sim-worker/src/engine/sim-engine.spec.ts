@@ -75,6 +75,22 @@ describe('SimEngine', () => {
       expectNear(sink.at[1] - sink.at[0], decodeStepMs(0.63) / 4);
     });
 
+    it('changes speed while running, from the next step on', () => {
+      sut = new SimEngine(config({ speedup: 4 }));
+      const start = Date.now();
+      const sink = timedSink();
+      sut.submit({ promptTokens: 1000, maxTokens: 3 }, sink);
+      jest.advanceTimersByTime(1);
+      sut.setSpeedup(0.5); // the prefill step under way keeps its duration
+      expect(sut.speedup).toBe(0.5);
+      jest.advanceTimersByTime(1000);
+      expectNear(sink.at[0] - start, prefillStepMs(1000) / 4);
+      expectNear(sink.at[1] - sink.at[0], decodeStepMs(0.63) / 0.5);
+      expectNear(sink.at[2] - sink.at[1], decodeStepMs(0.63) / 0.5);
+      expect(() => sut.setSpeedup(-1)).toThrow(RangeError);
+      expect(() => sut.setSpeedup(Number.NaN)).toThrow(RangeError);
+    });
+
     it('frees the blocks of a cancelled sequence at once and tells listeners', () => {
       sut = new SimEngine(config());
       const changes: number[] = [];

@@ -25,8 +25,10 @@ export class SimEngine {
   private readonly lastLoads: RankLoad[];
   private readonly listeners = new Set<RankChangeListener>();
   private closed = false;
+  private currentSpeedup: number;
 
   constructor(readonly config: EngineConfig) {
+    this.currentSpeedup = config.speedup;
     this.loops = Array.from(
       { length: config.dpSize },
       (_, rank) => new RankLoop(new RankScheduler(config), config.speedup, () => this.notify(rank)),
@@ -36,6 +38,23 @@ export class SimEngine {
 
   get dpSize(): number {
     return this.loops.length;
+  }
+
+  /** The divisor of every simulated delay now (`--speedup` at start). */
+  get speedup(): number {
+    return this.currentSpeedup;
+  }
+
+  /**
+   * Changes the engine's speed while it runs, from each rank's next step on: a simulated GPU
+   * that turns slower or faster (a noisy neighbour), for tests of what the frontend learns.
+   */
+  setSpeedup(speedup: number): void {
+    if (!Number.isFinite(speedup) || speedup < 0) {
+      throw new RangeError(`speedup must be a finite number >= 0, got ${speedup}`);
+    }
+    this.currentSpeedup = speedup;
+    for (const loop of this.loops) loop.setSpeedup(speedup);
   }
 
   load(rank: number): RankLoad {

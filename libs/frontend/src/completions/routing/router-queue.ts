@@ -1,6 +1,8 @@
 /** A request waiting for a worker to drop below the router's in-flight threshold. */
 export interface Waiter<T> {
   readonly promptTokens: number;
+  /** The request's output limit (absent: none set), for the KV blocks reserved when leased. */
+  readonly maxTokens?: number;
   resolve(value: T): void;
   reject(err: Error): void;
 }

@@ -333,4 +333,28 @@ describe('RouterService', () => {
       void std.catch(() => undefined);
     });
   });
+
+  it('reserves the KV blocks of a leased request on its worker until it ends (issue 14)', () => {
+    build({ routerQueueThreshold: null });
+    report('w1');
+    // 10 prompt + 1430 output tokens: 90 blocks of 16, not over 0.9 of 100.
+    const big = sut.acquire(M, 10, signal, 'standard', 1430) as Lease;
+    expect(big.worker.busy).toBe(false);
+    const small = lease(6); // one more block: over
+    expect(small.worker.busy).toBe(true);
+    expect(() => sut.acquire(M, 1, signal)).toThrow(ServiceOverloadedError);
+    big.release();
+    expect(small.worker.busy).toBe(false);
+    small.release();
+    expect(small.worker.reservations.size).toBe(0);
+  });
+
+  it('tells each lease the prompt tokens ahead of it on the worker when it was sent', () => {
+    report('w1');
+    const a = lease(40);
+    const b = lease(2);
+    expect([a.tokensAhead, b.tokensAhead]).toEqual([0, 40]);
+    a.firstToken();
+    expect(lease(1).tokensAhead).toBe(2);
+  });
 });

@@ -15,6 +15,10 @@ import { WorkerTraffic } from './worker-traffic';
 /** A worker reserved for one request; `release` must be called exactly once when it ends. */
 export interface Lease {
   readonly worker: WorkerEntry;
+  /** Prompt tokens ahead of the request on the worker when it was sent (its prefill load). */
+  readonly tokensAhead: number;
+  /** `performance.now()` when the worker was chosen: where the worker's time to first token starts. */
+  readonly leasedAtMs: number;
   /** The worker produced the first token: its prompt is no longer waiting for prefill. */
   firstToken(): void;
   release(): void;
@@ -64,13 +68,15 @@ export class RouterService implements OnModuleInit, RegistryObserver {
 
   /**
    * A worker for a request of class `priority`, now or (queued) later. `cancel.signal` is read
-   * only if the request has to wait in the queue.
+   * only if the request has to wait in the queue. `maxTokens` (the request's output limit, 0
+   * when it sets none) sizes the KV blocks reserved on the worker.
    */
   acquire(
     modelName: string,
     promptTokens: number,
     cancel: { readonly signal: AbortSignal },
     priority: PriorityClass = DEFAULT_PRIORITY,
+    maxTokens = 0,
   ): Lease | Promise<Lease> {
     const model = this.registry.model(modelName);
     if (!model) throw new ModelNotFoundError(modelName);
@@ -78,10 +84,10 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     // Waiters of the same or a higher class go first; lower ones may be overtaken.
     const ahead = this.queues.get(modelName)?.aheadOf(priority) ?? 0;
     const worker = ahead > 0 ? undefined : this.pick(model, priority);
-    if (worker) return this.lease(worker, promptTokens);
+    if (worker) return this.lease(worker, promptTokens, maxTokens);
     // No candidate at all: every worker turned busy since the admission guard looked.
     if (this.eligible === null) throw new ServiceOverloadedError(modelName);
-    return this.enqueue(model, promptTokens, cancel.signal, priority);
+    return this.enqueue(model, promptTokens, maxTokens, cancel.signal, priority);
   }
 
   /** A second worker for a request whose first worker failed before answering; no queueing. */
@@ -89,10 +95,11 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     failed: WorkerEntry,
     promptTokens: number,
     priority: PriorityClass = DEFAULT_PRIORITY,
+    maxTokens = 0,
   ): Lease | undefined {
     const model = this.registry.model(failed.model);
     const worker = model && this.pick(model, priority, failed);
-    return worker ? this.lease(worker, promptTokens) : undefined;
+    return worker ? this.lease(worker, promptTokens, maxTokens) : undefined;
   }
 
   rankUpdated(worker: WorkerEntry, _rank: number, _state: RankState): void {
@@ -133,25 +140,31 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     return pickWorker(this.config.routerMode, route, candidates, this.eligible, exclude);
   }
 
-  private lease(worker: WorkerEntry, promptTokens: number): Lease {
+  private lease(worker: WorkerEntry, promptTokens: number, maxTokens: number): Lease {
+    const tokensAhead = worker.prefillTokensAhead();
     const inflight = this.traffic.of(worker);
     inflight.requests++;
     inflight.promptTokens += promptTokens;
     this.registry.addPendingPrefill(worker, promptTokens);
+    const reservation = this.registry.reserve(worker, promptTokens, maxTokens, Date.now());
     let prefilling = true;
     let released = false;
     const firstToken = (): void => {
       if (!prefilling) return;
       prefilling = false;
       this.registry.addPendingPrefill(worker, -promptTokens);
+      reservation.firstToken();
     };
     return {
       worker,
+      tokensAhead,
+      leasedAtMs: performance.now(),
       firstToken,
       release: () => {
         if (released) return;
         released = true;
         firstToken();
+        reservation.release();
         inflight.requests--;
         inflight.promptTokens -= promptTokens;
         if (this.queues.get(worker.model)?.size) this.drain(worker.model);
@@ -162,6 +175,7 @@ export class RouterService implements OnModuleInit, RegistryObserver {
   private enqueue(
     model: ModelEntry,
     promptTokens: number,
+    maxTokens: number,
     signal: AbortSignal,
     priority: PriorityClass,
   ): Promise<Lease> {
@@ -186,6 +200,7 @@ export class RouterService implements OnModuleInit, RegistryObserver {
       };
       const remove = q.push(priority, {
         promptTokens,
+        maxTokens,
         resolve: (lease) => {
           done();
           resolve(lease);
@@ -222,7 +237,7 @@ export class RouterService implements OnModuleInit, RegistryObserver {
         if (!worker) break;
         const waiter = waiting.shift();
         if (!waiter) break;
-        waiter.resolve(this.lease(worker, waiter.promptTokens));
+        waiter.resolve(this.lease(worker, waiter.promptTokens, waiter.maxTokens ?? 0));
       }
     }
   }

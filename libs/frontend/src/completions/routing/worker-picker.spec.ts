@@ -16,6 +16,7 @@ const worker = (id: string, inflightPromptTokens = 0, kv = 0): WorkerEntry => {
     seq: undefined,
     busyFor: { critical: false, standard: false, sheddable: false },
     heldUntil: { critical: 0, standard: 0, sheddable: 0 },
+    reserved: w.reservations.openRank(),
   });
   return w;
 };

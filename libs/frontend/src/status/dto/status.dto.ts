@@ -55,7 +55,38 @@ export class RankStatusDto {
   })
   num_requests_waiting!: number | null;
 
-  @ApiProperty({ description: 'the decode threshold is exceeded' })
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 12,
+    description:
+      "the rank's share (1/dp_size) of the KV blocks of requests this frontend sent the worker " +
+      'since this rank’s newest report was measured, and which have not ended: added to ' +
+      'active_decode_blocks when the busy rule judges the rank',
+  })
+  reserved_decode_blocks!: number | null;
+
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 300,
+    description:
+      'likewise, the prompt tokens of those requests without a first token yet (added to a ' +
+      'reported active_prefill_tokens)',
+  })
+  reserved_prefill_tokens!: number | null;
+
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 1,
+    description: 'likewise, those requests themselves (added to a reported num_requests_waiting)',
+  })
+  reserved_waiting_requests!: number | null;
+
+  @ApiProperty({
+    description: 'the decode threshold is exceeded (by the reported load plus the reservations)',
+  })
   kv_over_threshold!: boolean;
 
   @ApiProperty({ description: 'a prefill threshold (absolute or fraction) is exceeded' })
@@ -66,6 +97,39 @@ export class RankStatusDto {
 
   @ApiProperty({ description: 'any threshold is exceeded (contract §5)' })
   busy!: boolean;
+}
+
+/** What the worker's time-to-first-token model predicts now, and its fit (docs/architecture.md). */
+export class TtftPredictionStatusDto {
+  @ApiProperty({
+    example: 42.5,
+    description:
+      'predicted ms from sending a request with an empty prompt to its first token, with the ' +
+      'tokens ahead of it now; a prompt of p tokens adds ms_per_1k_tokens × p / 1000',
+  })
+  predicted_ms!: number;
+
+  @ApiProperty({
+    enum: ['seed', 'learned'],
+    description:
+      'seed: no streamed answer observed yet (defaults and reported load); learned: fitted',
+  })
+  basis!: 'seed' | 'learned';
+
+  @ApiProperty({ example: 20, description: 'a of TTFT ≈ a + b × (tokens ahead + prompt) / 1000' })
+  base_ms!: number;
+
+  @ApiProperty({ example: 12.2, description: 'b of TTFT ≈ a + b × (tokens ahead + prompt) / 1000' })
+  ms_per_1k_tokens!: number;
+
+  @ApiProperty({
+    example: 1500,
+    description: 'prompt tokens ahead of a new request (per rank: reported or own, plus reserved)',
+  })
+  tokens_ahead!: number;
+
+  @ApiProperty({ example: 120, description: 'streamed answers the model has learned from' })
+  observations!: number;
 }
 
 export class WorkerStatusDto {
@@ -104,6 +168,9 @@ export class WorkerStatusDto {
     description: "who publishes the worker's reports (their `source`), e.g. an engine bridge",
   })
   report_source!: string | null;
+
+  @ApiProperty({ type: TtftPredictionStatusDto })
+  ttft_prediction!: TtftPredictionStatusDto;
 
   @ApiProperty({ type: [RankStatusDto] })
   ranks!: RankStatusDto[];

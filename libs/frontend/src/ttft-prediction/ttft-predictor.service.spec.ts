@@ -1,0 +1,73 @@
+import { KvMetricsReport } from '@sluice/contracts';
+import { parsedReport } from '@sluice/testkit';
+import { FrontendConfig } from '../config/frontend-config';
+import { ThresholdsService } from '../thresholds/thresholds.service';
+import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
+import { DEFAULT_BATCH_TOKENS, SEED_FIRST_STEP_MS, SEED_FULL_STEP_MS } from './ttft-model';
+import { TtftPredictor } from './ttft-predictor.service';
+
+describe('TtftPredictor', () => {
+  let registry: WorkerRegistry;
+  let sut: TtftPredictor;
+
+  const report = (id: string, over: Partial<KvMetricsReport> = {}): void => {
+    registry.applyReport(parsedReport(id, over), 0);
+  };
+  const worker = (id: string) => registry.worker(id)!;
+
+  beforeEach(() => {
+    const config = new FrontendConfig();
+    registry = new WorkerRegistry(config, new ThresholdsService(config));
+    sut = new TtftPredictor(registry);
+  });
+
+  it('predicts nothing for a worker that is not live', () => {
+    expect(sut.predict('nobody', 100)).toBeUndefined();
+    sut.observe('nobody', 100, 0, 50); // ignored, no error
+  });
+
+  it('seeds from the reported load and the reported step budget', () => {
+    report('w1', { activePrefillTokens: 3000, maxNumBatchedTokens: 1000 });
+    // 3000 tokens ahead + 1000 of its own at 1000 per step: four full steps after the first.
+    expect(sut.predict('w1', 1000)).toEqual({
+      ms: SEED_FIRST_STEP_MS + 4 * SEED_FULL_STEP_MS,
+      basis: 'seed',
+    });
+    report('w2', { activePrefillTokens: 0 }); // no budget reported: the default
+    expect(sut.predict('w2', DEFAULT_BATCH_TOKENS)?.ms).toBeCloseTo(
+      SEED_FIRST_STEP_MS + SEED_FULL_STEP_MS,
+    );
+  });
+
+  it('counts what this frontend sent since the report among the tokens ahead', () => {
+    report('w1', { activePrefillTokens: 1000, maxNumBatchedTokens: 1000 });
+    const before = sut.predict('w1', 0)!.ms;
+    registry.reserve(worker('w1'), 2000, 0, Date.now());
+    expect(sut.predict('w1', 0)!.ms).toBeCloseTo(before + 2 * SEED_FULL_STEP_MS);
+    expect(sut.view(worker('w1')).tokensAhead).toBe(3000);
+  });
+
+  it('learns from observed answers and says so', () => {
+    report('w1', { maxNumBatchedTokens: 8192 });
+    for (let i = 0; i < 30; i++) {
+      const ahead = (i % 5) * 1000;
+      sut.observe('w1', 500, ahead, 10 + (ahead + 500) * 0.05); // 10 ms + 50 ms per 1000 tokens
+    }
+    expect(sut.predict('w1', 1500)).toEqual({ ms: expect.closeTo(85, 0), basis: 'learned' });
+    expect(sut.view(worker('w1'))).toMatchObject({
+      baseMs: expect.closeTo(10, 0),
+      msPerUnit: expect.closeTo(50, 0),
+      observations: 30,
+      basis: 'learned',
+    });
+  });
+
+  it('starts again from the seed for a worker that was replaced', () => {
+    report('w1');
+    sut.observe('w1', 500, 0, 400);
+    expect(sut.predict('w1', 500)?.basis).toBe('learned');
+    report('w1', { endpoint: 'http://elsewhere:9001' });
+    expect(sut.predict('w1', 500)?.basis).toBe('seed');
+    expect(sut.view(worker('w1')).observations).toBe(0);
+  });
+});

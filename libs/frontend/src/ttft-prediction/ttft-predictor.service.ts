@@ -1,0 +1,84 @@
+import { Injectable } from '@nestjs/common';
+import { WorkerEntry } from '../worker-monitor/worker-entry';
+import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
+import { seedFit, TtftFit, TtftModel, workUnits } from './ttft-model';
+
+/**
+ * Where a prediction comes from: `seed` before the worker's first observed request (the
+ * reported load and its max_num_batched_tokens, or the defaults), `learned` after.
+ */
+export type PredictionBasis = 'seed' | 'learned';
+
+export interface TtftPrediction {
+  /** Predicted time from sending the request to the worker to its first token. */
+  readonly ms: number;
+  readonly basis: PredictionBasis;
+}
+
+/** What the status page shows of a worker's model. */
+export interface TtftModelView extends TtftFit, TtftPrediction {
+  /** Prompt tokens ahead of a new request now (WorkerEntry.prefillTokensAhead). */
+  readonly tokensAhead: number;
+  readonly observations: number;
+}
+
+/**
+ * Predicts each worker's time to first token from its load and learns from every streamed
+ * answer (ttft-model.ts). One model per live worker, kept beside the registry's entry: a worker
+ * that is forgotten or replaced takes its model along, and one that comes back starts again
+ * from the seed.
+ */
+@Injectable()
+export class TtftPredictor {
+  private readonly models = new WeakMap<WorkerEntry, TtftModel>();
+
+  constructor(private readonly registry: WorkerRegistry) {}
+
+  /** For a request of `promptTokens` sent now; undefined for a worker that is not live. */
+  predict(workerId: string, promptTokens: number): TtftPrediction | undefined {
+    const worker = this.registry.worker(workerId);
+    return worker && this.predictFor(worker, promptTokens);
+  }
+
+  /** As `predict`, for a worker the caller holds already (no lookup). */
+  predictFor(worker: WorkerEntry, promptTokens: number): TtftPrediction {
+    const u = workUnits(worker.prefillTokensAhead(), promptTokens);
+    const model = this.models.get(worker);
+    if (!model) return { ms: new TtftModel(seedOf(worker)).predict(u), basis: 'seed' };
+    return { ms: model.predict(u), basis: 'learned' };
+  }
+
+  /**
+   * A request of `promptTokens`, sent while `tokensAhead` prompt tokens were ahead of it on the
+   * worker (Lease.tokensAhead), had its first token `ttftMs` after it was sent.
+   */
+  observe(workerId: string, promptTokens: number, tokensAhead: number, ttftMs: number): void {
+    const worker = this.registry.worker(workerId);
+    if (!worker) return;
+    let model = this.models.get(worker);
+    if (!model) {
+      model = new TtftModel(seedOf(worker));
+      this.models.set(worker, model);
+    }
+    model.observe(workUnits(tokensAhead, promptTokens), ttftMs);
+  }
+
+  /** The model of a worker, for the status page: its fit and what it predicts for an empty prompt. */
+  view(worker: WorkerEntry): TtftModelView {
+    const model = this.models.get(worker) ?? new TtftModel(seedOf(worker));
+    const { ms, basis } = this.predictFor(worker, 0);
+    return {
+      ms,
+      basis,
+      ...model.fit,
+      tokensAhead: worker.prefillTokensAhead(),
+      observations: model.observations,
+    };
+  }
+}
+
+/** The seed of a worker: its per-rank step budget when every rank reports one. */
+function seedOf(worker: WorkerEntry): TtftFit {
+  const budget = worker.batchedTokenBudget();
+  return seedFit(budget === undefined ? undefined : budget / worker.dpSize);
+}

@@ -1,0 +1,228 @@
+/**
+ * Reservations between reports (issue 14): what this frontend has sent a worker since its
+ * newest report was measured, which that report cannot show yet. A rank is judged on its report
+ * plus its share of them, so a burst between two reports cannot overshoot the thresholds.
+ */
+
+import { RankLoad } from './busy-rule';
+
+/**
+ * Tokens per KV block assumed when a request's blocks are reserved: vLLM's default block size
+ * (and the simulated worker's `--block-size`). Reports carry no block size (contract §4); an
+ * engine with larger blocks is over-reserved for the few milliseconds until its next report,
+ * one with smaller blocks (SGLang counts tokens) under-reserved.
+ */
+export const KV_BLOCK_TOKENS = 16;
+
+/** KV blocks a request holds once running: its prompt and every token it may generate. */
+export function reservedBlocks(promptTokens: number, maxTokens: number): number {
+  return Math.ceil((promptTokens + maxTokens) / KV_BLOCK_TOKENS);
+}
+
+/**
+ * When a report was measured, for deciding which reservations it covers: its `timestamp_ms`
+ * when that is sane, else the moment it arrived. Sane means not in the future (a publisher whose
+ * clock runs ahead would otherwise cover requests sent after the report left it) and not older
+ * than the worker TTL (a clock far behind would cover nothing, ever). Within those bounds a
+ * clock behind ours only keeps reservations a little longer, which errs on the safe side.
+ */
+export function measuredAtMs(
+  timestampMs: number | undefined,
+  receivedMs: number,
+  ttlMs: number,
+): number {
+  if (timestampMs === undefined || timestampMs > receivedMs || timestampMs < receivedMs - ttlMs) {
+    return receivedMs;
+  }
+  return timestampMs;
+}
+
+/**
+ * One rank's reservations: the totals of the worker's reservations that this rank's reports have
+ * not covered yet. They are the worker's own totals, not yet split: the busy rule divides them by
+ * dp_size, as it divides the frontend's pending prefill (contract §4).
+ */
+export interface RankReservations {
+  /** Prompt tokens of reserved requests still waiting for their first token. */
+  prefillTokens: number;
+  /** KV blocks of reserved requests that have not ended. */
+  decodeBlocks: number;
+  /** Reserved requests still waiting for their first token. */
+  waiting: number;
+  /** Sequence number of the first reservation this rank's reports have not covered. */
+  next: number;
+}
+
+/** A rank as the registry keeps it: its reported load, and what was sent to it since. */
+export interface ReservingRank extends RankLoad {
+  /** False when `activePrefillTokens` is already this frontend's own count (contract §4). */
+  readonly prefillReported: boolean;
+  readonly reserved: RankReservations;
+}
+
+/**
+ * The load the busy rule judges a rank on: its report plus its share (1/dp_size) of the
+ * reservations its report does not cover. Prefill is added only where it was reported: where it
+ * was not, it already is this frontend's count of every unanswered prompt. A rank that does not
+ * report its waiting requests gets none added, so that threshold still never fires for it (§5).
+ * The rank itself when nothing is reserved, so a frontend without traffic judges as before.
+ */
+export function judgedLoad(rank: ReservingRank, dpSize: number): RankLoad {
+  const r = rank.reserved;
+  if (r.prefillTokens === 0 && r.decodeBlocks === 0 && r.waiting === 0) return rank;
+  const waiting = rank.numRequestsWaiting;
+  return {
+    activeDecodeBlocks: rank.activeDecodeBlocks + r.decodeBlocks / dpSize,
+    kvTotalBlocks: rank.kvTotalBlocks,
+    activePrefillTokens:
+      rank.activePrefillTokens + (rank.prefillReported ? r.prefillTokens / dpSize : 0),
+    maxNumBatchedTokens: rank.maxNumBatchedTokens,
+    numRequestsWaiting: waiting === undefined ? undefined : waiting + r.waiting / dpSize,
+  };
+}
+
+/** The ranks of a worker, each with its reservations (the registry's `RankState`s). */
+export type ReservingRanks = ReadonlyMap<number, { readonly reserved: RankReservations }>;
+
+/** One request sent to the worker. */
+export class Reservation {
+  /** No first token yet: its prompt is prefill load and it counts as a waiting request. */
+  prefilling = true;
+  /** The request has not ended: its KV blocks are held. */
+  live = true;
+  /** How many ranks' reports cover it. */
+  passed = 0;
+
+  constructor(
+    readonly seq: number,
+    readonly atMs: number,
+    readonly promptTokens: number,
+    readonly blocks: number,
+  ) {}
+}
+
+/** Amortises dropping reservations from the front of the array. */
+const COMPACT_AFTER = 64;
+
+/**
+ * The reservations of one worker, oldest first, with each rank's position in them. Sending a
+ * request and its first token or end cost O(ranks) (every rank's share changes); a report
+ * advances its rank past the reservations it covers, each passed once, so reports cost O(1)
+ * amortised and nothing at all while the worker gets no traffic.
+ */
+export class ReservationLedger {
+  private entries: Reservation[] = [];
+  /** Index in `entries` of the oldest reservation kept. */
+  private head = 0;
+  /** Sequence number of the next reservation. */
+  private nextSeq = 0;
+
+  /** Reservations kept (live or not yet passed by every rank), for tests and the status page. */
+  get size(): number {
+    return this.entries.length - this.head;
+  }
+
+  private get headSeq(): number {
+    return this.head < this.entries.length ? this.entries[this.head].seq : this.nextSeq;
+  }
+
+  /** A rank's bookkeeping when it first reports: every reservation kept counts until covered. */
+  openRank(): RankReservations {
+    const rank: RankReservations = { prefillTokens: 0, decodeBlocks: 0, waiting: 0, next: 0 };
+    rank.next = this.headSeq;
+    for (let i = this.head; i < this.entries.length; i++) add(rank, this.entries[i], 1);
+    return rank;
+  }
+
+  add(ranks: ReservingRanks, atMs: number, promptTokens: number, blocks: number): Reservation {
+    const r = new Reservation(this.nextSeq++, atMs, promptTokens, blocks);
+    this.entries.push(r);
+    for (const { reserved } of ranks.values()) add(reserved, r, 1);
+    return r;
+  }
+
+  /** The first token came: the prompt is no longer prefill load, the request no longer waits. */
+  firstToken(r: Reservation, ranks: ReservingRanks): void {
+    if (!r.prefilling) return;
+    for (const { reserved } of ranks.values()) {
+      if (reserved.next > r.seq) continue;
+      reserved.prefillTokens -= r.promptTokens;
+      reserved.waiting -= 1;
+    }
+    r.prefilling = false;
+  }
+
+  /** The request ended: its blocks are free again, so nothing of it is load any more. */
+  release(r: Reservation, ranks: ReservingRanks): void {
+    this.firstToken(r, ranks);
+    if (!r.live) return;
+    for (const { reserved } of ranks.values()) {
+      if (reserved.next <= r.seq) reserved.decodeBlocks -= r.blocks;
+    }
+    r.live = false;
+    this.trim(ranks.size);
+  }
+
+  /**
+   * A report of `rank` measured at `measuredAtMs` arrived: the reservations sent up to then are in
+   * it. `rankCount` ranks have reported; a reservation every one of them covers is forgotten.
+   */
+  cover(rank: RankReservations, measuredAtMs: number, rankCount: number): void {
+    // Positions before the head belong to forgotten reservations, which counted for nobody.
+    if (rank.next < this.headSeq) rank.next = this.headSeq;
+    while (rank.next < this.nextSeq) {
+      const r = this.at(rank.next);
+      if (r.atMs > measuredAtMs) break;
+      add(rank, r, -1);
+      r.passed++;
+      rank.next++;
+    }
+    this.trim(rankCount);
+  }
+
+  /**
+   * Forgets reservations made before `beforeMs` (the worker TTL ago): no report covered them in
+   * all that time, e.g. while the bus was down. Bounds the memory a silent worker can hold.
+   */
+  expire(beforeMs: number, ranks: ReservingRanks): void {
+    while (this.head < this.entries.length && this.entries[this.head].atMs < beforeMs) {
+      const r = this.entries[this.head];
+      for (const { reserved } of ranks.values()) {
+        if (reserved.next > r.seq) continue;
+        add(reserved, r, -1);
+        reserved.next = r.seq + 1;
+      }
+      this.head++;
+    }
+    this.trim(ranks.size);
+  }
+
+  private at(seq: number): Reservation {
+    return this.entries[this.head + (seq - this.headSeq)];
+  }
+
+  /** Drops the oldest reservations while they count for no rank any more. */
+  private trim(rankCount: number): void {
+    while (this.head < this.entries.length) {
+      const r = this.entries[this.head];
+      if (r.live && r.passed < rankCount) break;
+      this.head++;
+    }
+    if (this.head === this.entries.length) {
+      this.entries = [];
+      this.head = 0;
+    } else if (this.head >= COMPACT_AFTER && this.head * 2 >= this.entries.length) {
+      this.entries = this.entries.slice(this.head);
+      this.head = 0;
+    }
+  }
+}
+
+/** Adds (`sign` 1) or takes away (-1) what `r` currently counts for a rank that has not passed it. */
+function add(rank: RankReservations, r: Reservation, sign: 1 | -1): void {
+  if (r.prefilling) {
+    rank.prefillTokens += sign * r.promptTokens;
+    rank.waiting += sign;
+  }
+  if (r.live) rank.decodeBlocks += sign * r.blocks;
+}
