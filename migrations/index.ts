@@ -1,5 +1,6 @@
 import { CreateThresholdTables1764460800000 } from './1764460800000-CreateThresholdTables';
 import { AddWaitingRequestsThreshold1796083200000 } from './1796083200000-AddWaitingRequestsThreshold';
+import { AddThresholdChangeSafety1796156400000 } from './1796156400000-AddThresholdChangeSafety';
 
 /**
  * Every migration, oldest first. Listed by hand rather than found by a glob so the same list
@@ -9,4 +10,5 @@ import { AddWaitingRequestsThreshold1796083200000 } from './1796083200000-AddWai
 export const ALL_MIGRATIONS = [
   CreateThresholdTables1764460800000,
   AddWaitingRequestsThreshold1796083200000,
+  AddThresholdChangeSafety1796156400000,
 ];

@@ -36,7 +36,8 @@ function requireOutsideJest(id: string): unknown {
 
 const MIGRATION = 'CreateThresholdTables1764460800000';
 const WAITING_MIGRATION = 'AddWaitingRequestsThreshold1796083200000';
-const MIGRATIONS = [MIGRATION, WAITING_MIGRATION];
+const SAFETY_MIGRATION = 'AddThresholdChangeSafety1796156400000';
+const MIGRATIONS = [MIGRATION, WAITING_MIGRATION, SAFETY_MIGRATION];
 const META = { actor: 'alice', source: '127.0.0.1', requestId: 'req-1' };
 const NONE: ThresholdValues = {
   activeDecodeBlocks: null,
@@ -219,8 +220,13 @@ describe.each([
             AND column_name = 'waiting_requests_threshold'`,
       );
     expect(await waitingColumn()).toHaveLength(1);
+    // The migrations after it go first, newest first.
+    const reverted: Array<string | null> = [];
     try {
-      expect(await revertLastMigration(dataSource)).toBe(WAITING_MIGRATION);
+      while (reverted.length < MIGRATIONS.length && reverted.at(-1) !== WAITING_MIGRATION) {
+        reverted.push(await revertLastMigration(dataSource));
+      }
+      expect(reverted).toEqual(MIGRATIONS.slice(MIGRATIONS.indexOf(WAITING_MIGRATION)).reverse());
       expect(await waitingColumn()).toHaveLength(0);
       const rows = await dataSource.query<{ model: string; d: number }[]>(
         'SELECT model, active_decode_blocks_threshold AS d FROM model_thresholds',
@@ -232,7 +238,7 @@ describe.each([
         ),
       ).toEqual([]);
     } finally {
-      expect(await runMigrations(dataSource)).toEqual([WAITING_MIGRATION]);
+      expect(await runMigrations(dataSource)).toEqual([...reverted].reverse());
     }
     expect(await waitingColumn()).toHaveLength(1);
     // Re-applied: the column is back, empty, and usable.
@@ -358,6 +364,7 @@ describe('migration CLI (dist/apps/migrate/main.js)', () => {
       expect(await tables()).toHaveLength(2);
       expect(await waitingColumn()).toHaveLength(1);
       await ok(['run', ...url], /up to date/);
+      await ok(['revert', ...url], new RegExp(`reverted ${SAFETY_MIGRATION}`));
       await ok(['revert', ...url], new RegExp(`reverted ${WAITING_MIGRATION}`));
       expect(await tables()).toHaveLength(2);
       expect(await waitingColumn()).toHaveLength(0);
