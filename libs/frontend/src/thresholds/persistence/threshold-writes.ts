@@ -99,7 +99,7 @@ export async function insertAudit(
           : "date_trunc('milliseconds', clock_timestamp()) + make_interval(secs => :ttlSecs)",
     })
     .setParameter('ttlSecs', ttlSecs ?? null)
-    .returning(['id', 'at', 'expires_at'])
+    .returning(['id', 'at', 'expiresAt'])
     .execute();
   const { id, at, expires_at } = (
     result.raw as Array<{ id: string; at: Date; expires_at: Date | null }>
