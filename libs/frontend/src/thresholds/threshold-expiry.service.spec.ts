@@ -66,7 +66,7 @@ describe('ThresholdExpiryService', () => {
   });
 
   it('stops polling when the module is destroyed', async () => {
-    await sut.onModuleDestroy();
+    sut.onModuleDestroy();
     await sut.poll();
     expect(repository.revertDue).not.toHaveBeenCalled();
   });

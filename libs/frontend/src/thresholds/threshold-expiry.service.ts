@@ -32,10 +32,13 @@ export class ThresholdExpiryService implements OnApplicationBootstrap, OnModuleD
     this.timer.unref();
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /**
+   * Not waiting for a poll in flight: the database closes beside this, and a poll queued for the
+   * embedded database's one connection would then never be served. Its transaction is atomic.
+   */
+  onModuleDestroy(): void {
     this.stopped = true;
     clearInterval(this.timer);
-    await this.polling;
   }
 
   /** One poll at a time: a hung database holds one pooled connection, not one per tick. */
@@ -56,7 +59,7 @@ export class ThresholdExpiryService implements OnApplicationBootstrap, OnModuleD
       this.failing = false;
     } catch (err) {
       // The store being away is logged by the resync; say it once here, retry every poll.
-      if (!this.failing) {
+      if (!this.failing && !this.stopped) {
         this.logger.warn(
           `cannot revert expired temporary changes yet (will retry): ${String(err)}`,
         );
