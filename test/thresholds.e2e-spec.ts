@@ -374,7 +374,12 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
       'waiting_requests_threshold',
     ];
     // The threshold fields are generated from one table; the document must read as hand-written.
-    expect(Object.keys(schemas.SetThresholdDto.properties ?? {})).toEqual(['model', ...keys]);
+    expect(Object.keys(schemas.SetThresholdDto.properties ?? {})).toEqual([
+      'model',
+      ...keys,
+      'reason',
+      'ttl_secs',
+    ]);
     expect(schemas.SetThresholdDto.required).toEqual(['model']);
     expect(Object.keys(schemas.ThresholdValuesDto.properties ?? {})).toEqual(keys);
     expect(schemas.ThresholdValuesDto.required).toEqual(keys);

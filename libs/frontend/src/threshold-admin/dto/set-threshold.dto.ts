@@ -24,6 +24,8 @@ class ThresholdChangeFields extends ThresholdPatchBase {
 export class SetThresholdDto extends ThresholdChangeFields {
   /** Why the change is made; kept in its audit entry. Needs a threshold key. */
   @ApiPropertyOptional({
+    type: String,
+    nullable: true,
     maxLength: REASON_MAX_LENGTH,
     example: 'launch traffic: more headroom until the new workers are up',
   })
@@ -38,7 +40,13 @@ export class SetThresholdDto extends ThresholdChangeFields {
    * from before (an audited change by actor `system`, source `ttl-expiry`), unless a later write
    * set that key again. Needs a threshold key.
    */
-  @ApiPropertyOptional({ minimum: 1, maximum: TTL_MAX_SECS, example: 3600 })
+  @ApiPropertyOptional({
+    type: Number,
+    nullable: true,
+    minimum: 1,
+    maximum: TTL_MAX_SECS,
+    example: 3600,
+  })
   @IsOptional()
   @IsInt()
   @Min(1)
