@@ -253,7 +253,7 @@ describe('safer threshold changes with two connection pools on PostgreSQL', () =
       const won = outcomes.filter((o) => o.status === 'fulfilled');
       const lost = outcomes.filter((o) => o.status === 'rejected');
       expect(won).toHaveLength(1);
-      expect(lost.map((o) => o.reason)).toEqual([expect.any(VersionMismatchError)]);
+      expect(lost.map((o): unknown => o.reason)).toEqual([expect.any(VersionMismatchError)]);
       version = won[0].value.audit.id;
     }
     expect((await one.listAudit({ model: 'race', limit: 100 })).entries).toHaveLength(21);
