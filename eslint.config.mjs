@@ -12,6 +12,7 @@ export const FRONTEND_FLOORS = [
   ['config'],
   ['metrics'],
   ['errors', 'request-body'],
+  ['priority'],
   ['transport'],
   ['thresholds'],
   ['worker-monitor'],

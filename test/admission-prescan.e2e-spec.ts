@@ -120,6 +120,21 @@ describe('early refusal from the bytes of the body', () => {
     }
   });
 
+  it("judges the bytes by the request's priority class: critical still reaches a worker free for it", async () => {
+    // The busy model's worker is at 95 %: over 0.8 and 0.64 (sheddable), not over 0.96 (critical).
+    const body = JSON.stringify({ model: MODEL, messages: MESSAGES });
+    const as = (priority: string) =>
+      post(`${fe.url}${PATH}`, body, {
+        'content-type': 'application/json',
+        'x-sluice-priority': priority,
+      });
+    const seen = worker.seen.length;
+    expect((await as('critical')).status).toBe(200);
+    expect(worker.seen.slice(seen).map((r) => r.body)).toEqual([body]);
+    expect((await as('sheddable')).text).toBe(OVERLOAD_BODY);
+    expect((await as('urgent')).status).toBe(400);
+  });
+
   it('admits the other models, forwarding the bytes as sent', async () => {
     const nested = `{ "model" : "${FREE}", "meta": {"model": ${JSON.stringify(MODEL)}},\n "messages": [{"role":"user","content":"h\\u00e9"}] }`;
     const seen = worker.seen.length;

@@ -17,6 +17,10 @@ describe('frontend flag validation', () => {
     ['--http-port', '70000'],
     ['--nats-url', 'http://x'],
     ['--namespace', 'a.b'],
+    ['--priority-header', 'x tier'],
+    ['--priority-factor', 'sheddable=1.5'],
+    ['--priority-factor', 'standard=1'],
+    ['--priority-factor', 'critical=0.5,sheddable=0.5'],
   ];
 
   it.each(cases)(
@@ -42,6 +46,13 @@ describe('frontend flag validation', () => {
     expect(await proc.exited).toBe(2);
     expect(proc.output).toContain('SLUICE_ROUTER_MODE');
     expect(proc.output).toContain("'sideways'");
+  });
+
+  it('reads SLUICE_PRIORITY_FACTOR like the flag (comma-separated), naming the variable', async () => {
+    const proc = spawnApp('frontend', [], { env: { SLUICE_PRIORITY_FACTOR: 'critical=0.9' } });
+    expect(await proc.exited).toBe(2);
+    expect(proc.output).toContain('SLUICE_PRIORITY_FACTOR');
+    expect(proc.output).toContain("'critical=0.9'");
   });
 
   it('validates worker flags the same way', async () => {

@@ -36,8 +36,14 @@ const CONTRACT_METRICS = [
   'dynamo_frontend_kv_metrics_invalid_total',
 ];
 
-/** Beyond contract §6: the input of the waiting-requests threshold (contract §5), per rank. */
-const EXTRA_METRICS = ['sluice_frontend_worker_requests_waiting'];
+/**
+ * Beyond contract §6: the input of the waiting-requests threshold (contract §5), per rank, and
+ * the rejections by priority class (contract §8).
+ */
+const EXTRA_METRICS = [
+  'sluice_frontend_worker_requests_waiting',
+  'sluice_frontend_rejection_total',
+];
 
 const PROMQL_WORDS = new Set([
   'by',
@@ -187,7 +193,7 @@ describe('metric names used by the Grafana dashboard and the alert rules', () =>
     expect(CONTRACT_METRICS.filter((name) => !shown.has(name))).toEqual([]);
   });
 
-  it('include the per-rank requests-waiting gauge', () => {
+  it('include the per-rank requests-waiting gauge and the rejections by priority class', () => {
     expect(EXTRA_METRICS.filter((name) => !dashboardMetrics.includes(name))).toEqual([]);
   });
 });

@@ -12,7 +12,10 @@ export interface FixedRateResult {
   max_send_lag_us: number;
 }
 
-/** Runs bench/tools/fixed-rate (open loop, µs latencies) on the client core. */
+/**
+ * Runs bench/tools/fixed-rate (open loop, µs latencies) on the client core; with `warmupS` the
+ * same traffic runs that long first, unrecorded.
+ */
 export async function fixedRate(
   group: ProcessGroup,
   url: string,
@@ -20,11 +23,12 @@ export async function fixedRate(
   durationS: number,
   body: string,
   connections = 64,
+  warmupS = 0,
 ): Promise<FixedRateResult> {
   const proc = group.node(
     'fixed-rate',
     'dist/bench/tools/fixed-rate.js',
-    [url, String(rate), String(durationS), body, String(connections)],
+    [url, String(rate), String(durationS), body, String(connections), String(warmupS)],
     { cpu: CPU.client, captureStdout: true },
   );
   const code = await proc.exited;

@@ -5,6 +5,7 @@ import { chatBody, httpPost, isOverload } from '../lib/http';
 import { ProcessGroup } from '@sluice/testkit';
 import { CpuMeter } from '../lib/procfs';
 import { ownRuntime, Runtime } from '../lib/runtimes';
+import { Beside, latencyBeside, reactionBeside, stallBeside } from './s10-beside';
 import { DECODE_SHEDDING, startFrontend, startWorker } from '../lib/sluice';
 import { fmt, freePort, maxOf, median, minOf, rotate, uniqueNamespace, waitFor } from '../lib/util';
 
@@ -47,7 +48,7 @@ export const runtimeScenario: Scenario = {
     const bus = await ReportBus.connect(ctx.natsUrl, `${ns}r`);
     const hb = new Heartbeat(bus);
     try {
-      const subjects = await startSubjects(ctx, g, ns, hb, other);
+      const { subjects, workerUrl } = await startSubjects(ctx, g, ns, hb, other);
       const body = chatBody();
       const rounds = ctx.quick ? 2 : 5;
       const seconds = ctx.quick ? 1.5 : 5;
@@ -70,7 +71,22 @@ export const runtimeScenario: Scenario = {
         }
         ctx.log(`round ${r + 1}/${rounds}: ${line.join(', ')} req/s`);
       }
-      return summarize(subjects, other);
+      const admitted = (side: Side): Subject =>
+        subjects.find((s) => s.kind === 'Sluice 200' && s.side === side) as Subject;
+      const rate = Math.max(50, Math.round((median(admitted('record').rps) ?? 100) / 2));
+      const beside: Beside[] = [
+        await latencyBeside(
+          ctx,
+          g,
+          workerUrl,
+          [admitted('record').url, admitted('other').url],
+          rate,
+          other,
+        ),
+        await reactionBeside(ctx, g, other),
+        await stallBeside(ctx, g, other),
+      ];
+      return summarize(subjects, other, beside);
     } finally {
       hb.stop();
       await bus.close();
@@ -86,11 +102,15 @@ async function startSubjects(
   ns: string,
   hb: Heartbeat,
   other: Runtime,
-): Promise<Subject[]> {
+): Promise<{ subjects: Subject[]; workerUrl: string }> {
   // The admitted path's worker: found by both frontends through its reports, on NATS.
-  await startWorker(g, ['--speedup', '0', '--nats-url', ctx.natsUrl, '--namespace', `${ns}a`], {
-    cpu: CPU.client,
-  });
+  const worker = await startWorker(
+    g,
+    ['--speedup', '0', '--nats-url', ctx.natsUrl, '--namespace', `${ns}a`],
+    {
+      cpu: CPU.client,
+    },
+  );
   hb.set({ worker_id: 'busy-1', endpoint: 'http://127.0.0.1:9', active_decode_blocks: 95 });
   const subjects: Subject[] = [];
   for (const side of ['record', 'other'] as const) {
@@ -128,14 +148,14 @@ async function startSubjects(
       return s.kind.endsWith('200') ? a.status === 200 : isOverload(a.status, a.text);
     }, `${s.kind} on the ${s.side} runtime`);
   }
-  return subjects;
+  return { subjects, workerUrl: worker.url };
 }
 
 function label(s: Subject, other: Runtime): string {
   return `${s.kind} on ${s.side === 'record' ? ownRuntime().version : other.version}`;
 }
 
-function summarize(subjects: Subject[], other: Runtime): ScenarioResult {
+function summarize(subjects: Subject[], other: Runtime, beside: Beside[]): ScenarioResult {
   const own = ownRuntime().version;
   const find = (kind: Kind, side: Side): Subject =>
     subjects.find((s) => s.kind === kind && s.side === side) as Subject;
@@ -167,6 +187,7 @@ function summarize(subjects: Subject[], other: Runtime): ScenarioResult {
     change('Sluice 200'),
     rejection('record', own),
     rejection('other', other.version),
+    ...beside.flatMap((b) => b.figures),
   ];
   const table = subjects
     .map(
@@ -186,6 +207,7 @@ function summarize(subjects: Subject[], other: Runtime): ScenarioResult {
     '| server | Node | req/s per round | CPU per answer (µs, median) |',
     '| --- | --- | --- | ---: |',
     table,
+    ...beside.flatMap((b) => ['', b.details]),
   ].join('\n');
   return { figures, details, analysis: [] };
 }

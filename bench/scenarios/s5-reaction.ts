@@ -32,6 +32,52 @@ export function trialRow(label: string, xs: number[]): string {
   return `| ${label} | ${xs.length} | ${q(50)} | ${q(90)} | ${q(99)} | ${fmt(maxOf(xs), 2)} |`;
 }
 
+/** Publishes (and keeps heartbeating) the load of the one worker the trials flip, in blocks of 100. */
+export const reporter =
+  (hb: Heartbeat, endpoint: string) =>
+  (decode: number): void =>
+    hb.set({ worker_id: 'probe-1', model: MODEL, endpoint, active_decode_blocks: decode });
+
+/** One probe's trials: report over → first refusal (ms), back under → first admission (ms). */
+export interface Flips {
+  up: number[];
+  down: number[];
+}
+
+/**
+ * `trials` flips of one worker's report over the decode threshold (90 / 100 blocks) and back
+ * (10 / 100), each timed from just before the publish until the probe sees the answer change: a
+ * 503, then `admitted` (a 200; the 400 of a decision-only probe). With several probes (e.g. frontends on
+ * two runtimes watching the same reports) trial i is timed on probe i mod n, so they interleave.
+ */
+export async function flipTrials(
+  report: (decode: number) => void,
+  probes: PacedProber[],
+  trials: number,
+  admitted: (status: number) => boolean = (s) => s === 200,
+  progress?: (done: number) => void,
+): Promise<Flips[]> {
+  const out: Flips[] = probes.map(() => ({ up: [], down: [] }));
+  const flip = async (
+    decode: number,
+    probe: PacedProber,
+    done: (s: number, t: string) => boolean,
+    into: number[],
+  ): Promise<void> => {
+    const t0 = nowNs();
+    report(decode);
+    into.push((await probe.until(done, t0, 5000)).ns / 1e6);
+    await sleep(3 + Math.random() * 7);
+  };
+  for (let i = 0; i < trials; i++) {
+    const k = i % probes.length;
+    await flip(90, probes[k], isOverload, out[k].up);
+    await flip(10, probes[k], admitted, out[k].down);
+    progress?.(i + 1);
+  }
+  return out;
+}
+
 /**
  * Scenario 5: from a report crossing the threshold to the first 503, and from the report going
  * back under to the first 200, measured by a client probing about once a millisecond.
@@ -54,13 +100,7 @@ export const reactionScenario: Scenario = {
         cpu: CPU.server,
         flags: DECODE_SHEDDING,
       });
-      const report = (decode: number): void =>
-        hb.set({
-          worker_id: 'probe-1',
-          model: MODEL,
-          endpoint: worker.url,
-          active_decode_blocks: decode,
-        });
+      const report = reporter(hb, worker.url);
       // Real requests (answered 503, or 200 by the worker), about one per millisecond.
       const p = new PacedProber(fe.url, PATH, chatBody(MODEL, 1));
       // Decision-only probes: a body the guard reads but validation refuses, so an admitted
@@ -74,31 +114,16 @@ export const reactionScenario: Scenario = {
         throw new Error(`decision probe expected 400, got ${first.status} ${first.text}`);
       const trials = ctx.quick ? 60 : 250;
       ctx.log(`${trials} trials each way (report over 0.85 → first 503, back under → first 200)`);
-      const up: number[] = [];
-      const down: number[] = [];
-      const upDecision: number[] = [];
-      const downDecision: number[] = [];
-      const flip = async (
-        decode: number,
-        probe: PacedProber,
-        done: (s: number, t: string) => boolean,
-        into: number[],
-      ): Promise<void> => {
-        const t0 = nowNs();
-        report(decode);
-        into.push((await probe.until(done, t0, 5000)).ns / 1e6);
-        await sleep(3 + Math.random() * 7);
-      };
-      for (let i = 0; i < trials; i++) {
-        await flip(90, p, isOverload, up);
-        await flip(10, p, (s) => s === 200, down);
-        if ((i + 1) % 50 === 0) ctx.log(`${i + 1}/${trials} trials`);
-      }
+      const [{ up, down }] = await flipTrials(report, [p], trials, undefined, (i) => {
+        if (i % 50 === 0) ctx.log(`${i}/${trials} trials`);
+      });
       const dtrials = ctx.quick ? 60 : 200;
-      for (let i = 0; i < dtrials; i++) {
-        await flip(90, d, isOverload, upDecision);
-        await flip(10, d, (s) => s === 400, downDecision);
-      }
+      const [{ up: upDecision, down: downDecision }] = await flipTrials(
+        report,
+        [d],
+        dtrials,
+        (s) => s === 400,
+      );
       ctx.log(
         `decision-only probes: over p99 ${fmt(percentile(upDecision, 99), 2)} ms, under p99 ${fmt(percentile(downDecision, 99), 2)} ms`,
       );

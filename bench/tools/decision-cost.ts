@@ -58,7 +58,7 @@ function build(workers: number, allBusy: boolean): Setup {
   }
   // Not shutting down and no custom admission policies: the production default.
   const decision = new AdmissionDecision(config, registry, new LifecycleService());
-  const guard = new AdmissionGuard(decision, new AdmissionPolicies([]));
+  const guard = new AdmissionGuard(decision, new AdmissionPolicies([]), config);
   // The parsed chat body, as Fastify hands it to the hook.
   const body = { model: MODEL, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8 };
   const request = {

@@ -12,6 +12,7 @@ import { drainAndClose, installSignalHandlers } from './health/graceful-shutdown
 import { answerFrameworkError } from './http/http-hardening';
 import { installHttp } from './http/install-http';
 import { PinoLoggerService, requestIdFor } from './http/logging';
+import { describePriority } from './priority/describe-priority';
 import { describeAdmission } from './thresholds/describe-admission';
 import { ThresholdSyncService } from './thresholds/threshold-sync.service';
 import { connectMonitor } from './transport/connect-monitor';
@@ -77,6 +78,7 @@ export async function createFrontendApp(
   // The app runs on whatever Node starts it (only npm scripts insist on the one of record).
   log.log(`frontend listening on ${url} (bus: ${bus}; Node ${process.version})`);
   log.log(describeAdmission(config));
+  log.log(describePriority(config));
   log.log(
     config.adminTokens.length > 0
       ? `threshold changes need a bearer token (admins: ${config.adminTokens.map((t) => t.name).join(', ')})`

@@ -1,6 +1,8 @@
 export { FrontendModule } from './frontend.module';
 export { AdmissionPolicy, AdmissionRejectedError } from './admission/admission-policy';
 export type { AdmissionRequest } from './admission/admission-policy';
+export { PRIORITY_CLASSES } from './config/priority';
+export type { PriorityClass } from './config/priority';
 export { FrontendConfig } from './config/frontend-config';
 export type { AdmissionControl, RouterMode, GlobalThresholds } from './config/frontend-config';
 export { FrontendConfigError } from './config/frontend-config.error';

@@ -1,18 +1,27 @@
 import { FrontendConfig } from '../config/frontend-config';
+import { PRIORITY_CLASSES, PriorityClass } from '../config/priority';
 import { ModelEntry, WorkerEntry } from '../worker-monitor/worker-entry';
 import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
 import { LifecycleService } from './lifecycle.service';
 import { AdmissionDecision } from './admission-decision.service';
 import { DRAINING, OVERLOADED } from './refusal';
 
-/** A registry with one model, `busy`, whose only worker is busy, and one, `free`, with a free one. */
+/**
+ * A registry with one model, `busy`, whose only worker is busy for every class, one, `free`,
+ * with a free one, and one, `critical-only`, whose only worker is free for critical requests only.
+ */
 function registry(): WorkerRegistry {
+  const freeFor: Record<string, readonly PriorityClass[]> = {
+    busy: [],
+    free: PRIORITY_CLASSES,
+    'critical-only': ['critical'],
+  };
   const models = new Map<string, ModelEntry>();
-  for (const name of ['busy', 'free']) {
+  for (const [name, classes] of Object.entries(freeFor)) {
     const model = new ModelEntry(name);
     const worker = new WorkerEntry(`${name}-w`, name, 'http://127.0.0.1:9', 1, 0);
     model.workers.set(worker.id, worker);
-    if (name === 'free') model.markFree(worker);
+    for (const c of classes) model.markFree(worker, c);
     models.set(name, model);
   }
   return { model: (name: string) => models.get(name) } as unknown as WorkerRegistry;
@@ -51,6 +60,20 @@ describe('AdmissionDecision', () => {
       ['busy'],
     ]) {
       expect(sut.decide(body)).toBeNull();
+    }
+  });
+
+  it('judges a request by its priority class: refused when every worker is busy for that class', () => {
+    const { sut } = make('token-capacity');
+    const body = { model: 'critical-only' };
+    expect(sut.decide(body, 'critical')).toBeNull();
+    expect(sut.decide(body, 'standard')).toBe(OVERLOADED);
+    expect(sut.decide(body, 'sheddable')).toBe(OVERLOADED);
+    // Without a class, a request is standard.
+    expect(sut.decide(body)).toBe(OVERLOADED);
+    for (const c of PRIORITY_CLASSES) {
+      expect(sut.decide({ model: 'free' }, c)).toBeNull();
+      expect(sut.decide({ model: 'busy' }, c)).toBe(OVERLOADED);
     }
   });
 

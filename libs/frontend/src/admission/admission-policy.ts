@@ -1,3 +1,4 @@
+import { PriorityClass } from '../config/priority';
 import { ErrorType, EndpointLabel } from '../metrics/metric-names';
 import { FrontendError } from '../errors/frontend.error';
 
@@ -10,6 +11,18 @@ export interface AdmissionRequest {
   readonly ip: string;
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   readonly body: unknown;
+  /**
+   * The priority class the request is judged and routed as (contract §8): from the priority
+   * header, or lower when a policy before this one lowered it.
+   */
+  readonly priority: PriorityClass;
+  /**
+   * Serves the request as class `c` when that is lower than its current class (asking for a
+   * higher one changes nothing): once the policies have run, admission judges it again with the
+   * thresholds of `c` (a 503 if every worker is busy for `c`), and the router and the counters
+   * use `c`.
+   */
+  lowerPriority(c: PriorityClass): void;
   /** Runs once when the response is finished or the client has gone away. */
   onFinish(callback: () => void): void;
 }

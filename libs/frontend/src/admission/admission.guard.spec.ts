@@ -1,4 +1,7 @@
 import { ExecutionContext } from '@nestjs/common';
+import { FrontendConfig } from '../config/frontend-config';
+import { PriorityClass } from '../config/priority';
+import { InvalidPriorityError, requestPriority } from '../priority/request-priority';
 import { AdmissionDecision } from './admission-decision.service';
 import { AdmissionGuard } from './admission.guard';
 import {
@@ -11,13 +14,28 @@ import { ServiceOverloadedError } from './errors/service-overloaded.error';
 import { ShuttingDownError } from './errors/shutting-down.error';
 import { DRAINING, OVERLOADED, Refusal } from './refusal';
 
-/** An HTTP context for one request to `url` with `body`. */
-function contextOf(body: unknown, headers: Record<string, string> = {}): ExecutionContext {
+/** An HTTP context for one request to `url` with `body`; `req` is the request object. */
+function contextOf(
+  body: unknown,
+  headers: Record<string, string> = {},
+): ExecutionContext & { req: object } {
   const req = { url: '/v1/completions', ip: '10.0.0.7', headers, body };
   const res = { raw: { once: jest.fn() } };
   return {
+    req,
     switchToHttp: () => ({ getRequest: () => req, getResponse: () => res }),
-  } as unknown as ExecutionContext;
+  } as unknown as ExecutionContext & { req: object };
+}
+
+/** A policy that serves every request as `to`. */
+class LoweringPolicy extends AdmissionPolicy {
+  readonly name = 'lowering';
+  constructor(private readonly to: PriorityClass) {
+    super();
+  }
+  admit(request: AdmissionRequest): void {
+    request.lowerPriority(this.to);
+  }
 }
 
 /** A policy that records what it was shown and refuses when asked to. */
@@ -33,10 +51,19 @@ class RecordingPolicy extends AdmissionPolicy {
   }
 }
 
-function make(refusal: Refusal | null, policies: AdmissionPolicy[] = []): AdmissionGuard {
-  const decision = { decide: () => refusal } as unknown as AdmissionDecision;
-  return new AdmissionGuard(decision, new AdmissionPolicies(policies));
+function make(
+  refusal: Refusal | null | ((c: PriorityClass) => Refusal | null),
+  policies: AdmissionPolicy[] = [],
+  config = new FrontendConfig(),
+): AdmissionGuard {
+  const decide = (_body: unknown, c: PriorityClass) =>
+    typeof refusal === 'function' ? refusal(c) : refusal;
+  const decision = { decide } as unknown as AdmissionDecision;
+  return new AdmissionGuard(decision, new AdmissionPolicies(policies), config);
 }
+
+/** Refuses every class but critical. */
+const criticalOnly = (c: PriorityClass): Refusal | null => (c === 'critical' ? null : OVERLOADED);
 
 describe('AdmissionGuard', () => {
   it('throws the overload error, carrying the pre-encoded 503, when every worker is busy', () => {
@@ -93,5 +120,65 @@ describe('AdmissionGuard', () => {
       AdmissionRejectedError,
     );
     expect(later.seen).toEqual([]);
+  });
+
+  describe('priority classes (contract §8)', () => {
+    it('refuses an invalid priority header with a 400 naming the header, before anything else', () => {
+      const policy = new RecordingPolicy();
+      for (const value of ['urgent', 'CRITICAL', '', 'critical,critical']) {
+        const context = contextOf({ model: 'm' }, { 'x-sluice-priority': value });
+        expect(() => make(DRAINING, [policy]).canActivate(context)).toThrow(InvalidPriorityError);
+      }
+      const error = new InvalidPriorityError('x-sluice-priority');
+      expect(error).toMatchObject({ status: 400, type: 'invalid_request_error' });
+      expect(error.message).toBe(
+        'Invalid x-sluice-priority header: expected one of critical, standard, sheddable',
+      );
+      expect(policy.seen).toEqual([]);
+    });
+
+    it("decides with the header's class, keeps it beside the request and shows it to policies", async () => {
+      const policy = new RecordingPolicy();
+      const sut = make(criticalOnly, [policy]);
+      const critical = contextOf({ model: 'm' }, { 'x-sluice-priority': 'critical' });
+      await expect(sut.canActivate(critical)).resolves.toBe(true);
+      expect(requestPriority(critical.req)).toBe('critical');
+      expect(policy.seen.map((r) => r.priority)).toEqual(['critical']);
+      const standard = contextOf({ model: 'm' });
+      expect(() => sut.canActivate(standard)).toThrow(ServiceOverloadedError);
+      expect(requestPriority(standard.req)).toBe('standard');
+    });
+
+    it('ignores the header with --priority-header none, and reads a renamed one', () => {
+      const none = make(criticalOnly, [], new FrontendConfig({ priorityHeader: null }));
+      const claims = contextOf({ model: 'm' }, { 'x-sluice-priority': 'critical' });
+      expect(() => none.canActivate(claims)).toThrow(ServiceOverloadedError);
+      const invalid = contextOf({ model: 'm' }, { 'x-sluice-priority': 'bogus' });
+      expect(() => none.canActivate(invalid)).toThrow(ServiceOverloadedError);
+      const renamed = make(criticalOnly, [], new FrontendConfig({ priorityHeader: 'x-tier' }));
+      expect(renamed.canActivate(contextOf({ model: 'm' }, { 'x-tier': 'critical' }))).toBe(true);
+    });
+
+    it('judges a request again when a policy lowers its class, and serves it as that class', async () => {
+      const later = new RecordingPolicy();
+      const lowered = contextOf({ model: 'm' }, { 'x-sluice-priority': 'critical' });
+      const sut = make(criticalOnly, [new LoweringPolicy('sheddable'), later]);
+      await expect(sut.canActivate(lowered)).rejects.toThrow(ServiceOverloadedError);
+      expect(requestPriority(lowered.req)).toBe('sheddable');
+      expect(later.seen.map((r) => r.priority)).toEqual(['sheddable']);
+
+      const admitted = contextOf({ model: 'm' }, { 'x-sluice-priority': 'critical' });
+      await expect(
+        make(null, [new LoweringPolicy('standard')]).canActivate(admitted),
+      ).resolves.toBe(true);
+      expect(requestPriority(admitted.req)).toBe('standard');
+    });
+
+    it('never raises a class: asking a policy for a higher one changes nothing', async () => {
+      const context = contextOf({ model: 'm' }, { 'x-sluice-priority': 'sheddable' });
+      const sut = make(null, [new LoweringPolicy('critical')]);
+      await expect(sut.canActivate(context)).resolves.toBe(true);
+      expect(requestPriority(context.req)).toBe('sheddable');
+    });
   });
 });

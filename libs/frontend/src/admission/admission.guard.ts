@@ -1,11 +1,14 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { FrontendConfig } from '../config/frontend-config';
+import { isLowerPriority, PriorityClass } from '../config/priority';
 import { endpointLabelFor } from '../metrics/metric-names';
+import { PriorityReader, setRequestPriority } from '../priority/request-priority';
 import { AdmissionDecision } from './admission-decision.service';
 import { AdmissionPolicies, AdmissionRequest } from './admission-policy';
 import { withoutStack } from '../errors/frontend.error';
 import { ServiceOverloadedError } from './errors/service-overloaded.error';
 import { ShuttingDownError } from './errors/shutting-down.error';
-import { OVERLOADED } from './refusal';
+import { OVERLOADED, Refusal } from './refusal';
 
 interface HttpRequest {
   url: string;
@@ -17,7 +20,8 @@ interface HttpRequest {
 type Closable = { once(event: 'close', listener: () => void): unknown };
 
 /**
- * Rejects a request at once when every live worker of its model is busy (contract §5), then
+ * Reads the request's priority class (400 for an invalid priority header), rejects the request
+ * at once when every live worker of its model is busy for that class (contract §5, §8), then
  * runs the configured admission policies. Runs before validation and before any byte is
  * streamed; bodies without a model pass through, to be answered by validation (400).
  *
@@ -27,31 +31,52 @@ type Closable = { once(event: 'close', listener: () => void): unknown };
  */
 @Injectable()
 export class AdmissionGuard implements CanActivate {
+  private readonly priority: PriorityReader;
+
   constructor(
     private readonly decision: AdmissionDecision,
     private readonly policies: AdmissionPolicies,
-  ) {}
+    config: FrontendConfig,
+  ) {
+    this.priority = new PriorityReader(config.priorityHeader);
+  }
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const http = context.switchToHttp();
     const req = http.getRequest<HttpRequest>();
-    const refusal = this.decision.decide(req.body);
+    const priority = this.priority.require(req.headers);
+    setRequestPriority(req, priority);
     const model = req.body?.model;
-    if (refusal === OVERLOADED) throw withoutStack(() => new ServiceOverloadedError(String(model)));
-    if (refusal !== null) throw new ShuttingDownError();
+    this.enforce(this.decision.decide(req.body, priority), model);
     if (typeof model !== 'string' || this.policies.list.length === 0) return true;
-    return this.runPolicies(this.describe(req, model, http.getResponse()));
+    return this.runPolicies(req, this.describe(req, model, priority, http.getResponse()));
   }
 
-  private async runPolicies(request: AdmissionRequest): Promise<boolean> {
+  private enforce(refusal: Refusal | null, model: unknown): void {
+    if (refusal === OVERLOADED) throw withoutStack(() => new ServiceOverloadedError(String(model)));
+    if (refusal !== null) throw new ShuttingDownError();
+  }
+
+  private async runPolicies(req: HttpRequest, request: AdmissionRequest): Promise<boolean> {
+    const claimed = request.priority;
     for (const policy of this.policies.list) await policy.admit(request);
+    // A policy lowered the class: the request must be free to run as that class too.
+    if (request.priority !== claimed) {
+      this.enforce(this.decision.decide(req.body, request.priority), request.model);
+    }
     return true;
   }
 
-  private describe(req: HttpRequest, model: string, res: unknown): AdmissionRequest {
+  private describe(
+    req: HttpRequest,
+    model: string,
+    claimed: PriorityClass,
+    res: unknown,
+  ): AdmissionRequest {
     const auth = req.headers.authorization;
     const header = Array.isArray(auth) ? auth[0] : auth;
     const raw = ((res as { raw?: Closable }).raw ?? res) as Closable;
+    let priority = claimed;
     return {
       model,
       endpoint: endpointLabelFor(req.url) ?? 'chat_completions',
@@ -59,6 +84,14 @@ export class AdmissionGuard implements CanActivate {
       ip: req.ip,
       headers: req.headers,
       body: req.body,
+      get priority() {
+        return priority;
+      },
+      lowerPriority: (c) => {
+        if (!isLowerPriority(c, priority)) return;
+        priority = c;
+        setRequestPriority(req, c);
+      },
       onFinish: (callback) => {
         raw.once('close', callback);
       },

@@ -8,6 +8,7 @@ import { AdmissionPolicies, AdmissionPolicy } from './admission-policy';
 import { BusyModels } from './busy-models';
 import { LifecycleService } from './lifecycle.service';
 import { InflightPerKeyPolicy } from './policies/inflight-per-key.policy';
+import { PriorityByKeyPolicy } from './policies/priority-by-key.policy';
 import { ServiceOverloadedFilter } from './service-overloaded.filter';
 
 /**
@@ -21,7 +22,9 @@ import { ServiceOverloadedFilter } from './service-overloaded.filter';
 @Module({})
 export class AdmissionModule {
   static forRoot(config: FrontendConfig, userPolicies: Type<AdmissionPolicy>[]): DynamicModule {
+    // The key's class first, so every later policy sees the class the request is served as.
     const policies: Type<AdmissionPolicy>[] = [
+      ...(config.priorityKeys !== null ? [PriorityByKeyPolicy] : []),
       ...(config.maxInflightPerKey !== null ? [InflightPerKeyPolicy] : []),
       ...userPolicies,
     ];

@@ -1,44 +1,54 @@
 import { Injectable } from '@nestjs/common';
+import { perClass, PRIORITY_CLASSES, PriorityClass } from '../config/priority';
 import { WorkerEntry } from '../worker-monitor/worker-entry';
 import { RegistryObserver, WorkerRegistry } from '../worker-monitor/worker-registry.service';
 
 /**
- * The models whose every live worker is busy, kept in step with the registry so that "could
- * any request be refused now?" costs one size check. Only a hint: while it is empty, requests
- * take the ordinary path, which decides the same.
+ * The models whose every live worker is busy, per priority class, kept in step with the registry
+ * so that "could a request of this class be refused now?" costs one size check. Only a hint:
+ * while it is empty, requests take the ordinary path, which decides the same.
  */
 @Injectable()
 export class BusyModels implements RegistryObserver {
-  private readonly names = new Set<string>();
+  private readonly names = perClass(() => new Set<string>());
 
   constructor(private readonly registry: WorkerRegistry) {
     registry.observe(this);
   }
 
+  /** Some model refuses requests of some class. */
   get any(): boolean {
-    return this.names.size > 0;
+    const n = this.names;
+    return n.sheddable.size > 0 || n.standard.size > 0 || n.critical.size > 0;
   }
 
-  busyChanged(worker: WorkerEntry): void {
-    this.check(worker.model);
+  /** Some model refuses requests of this class. */
+  anyFor(c: PriorityClass): boolean {
+    return this.names[c].size > 0;
+  }
+
+  busyChanged(worker: WorkerEntry, c: PriorityClass): void {
+    this.check(worker.model, c);
   }
 
   /** A worker that joins a busy model frees it; it is only seen through its first report. */
   rankUpdated(worker: WorkerEntry): void {
-    if (this.names.has(worker.model)) this.check(worker.model);
+    for (const c of PRIORITY_CLASSES) {
+      if (this.names[c].has(worker.model)) this.check(worker.model, c);
+    }
   }
 
   /** The last free worker of a model can go without any busy change. */
   workerRemoved(worker: WorkerEntry): void {
-    this.check(worker.model);
+    for (const c of PRIORITY_CLASSES) this.check(worker.model, c);
   }
 
   modelForgotten(name: string): void {
-    this.names.delete(name);
+    for (const c of PRIORITY_CLASSES) this.names[c].delete(name);
   }
 
-  private check(model: string): void {
-    if (this.registry.model(model)?.allBusy) this.names.add(model);
-    else this.names.delete(model);
+  private check(model: string, c: PriorityClass): void {
+    if (this.registry.model(model)?.allBusyFor(c)) this.names[c].add(model);
+    else this.names[c].delete(model);
   }
 }

@@ -2,6 +2,8 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { OVERLOAD_BODY } from '@sluice/testkit';
 import Fastify, { FastifyInstance } from 'fastify';
 import { FrontendConfig } from '../config/frontend-config';
+import { PriorityClass } from '../config/priority';
+import { requestPriority } from '../priority/request-priority';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { AdmissionDecision } from './admission-decision.service';
 import { installAdmission } from './early-refusal.hook';
@@ -11,23 +13,34 @@ describe('installAdmission (the early refusal hook)', () => {
   let fastify: FastifyInstance;
   let metrics: { modelLabel: jest.Mock; rejected: jest.Mock; answered: jest.Mock };
   let handled: number;
+  let decided: Array<PriorityClass | undefined>;
 
-  /** A Fastify app with the hook installed, then the routes a Nest app would register. */
-  async function serve(retryAfterSecs = 1): Promise<void> {
+  /**
+   * A Fastify app with the hook installed, then the routes a Nest app would register. The model
+   * `critical-only` is refused for every class but critical.
+   */
+  async function serve(
+    retryAfterSecs = 1,
+    priorityHeader: string | null = 'x-sluice-priority',
+  ): Promise<void> {
     fastify = Fastify();
     metrics = {
       modelLabel: jest.fn((m: unknown) => String(m)),
       rejected: jest.fn(),
       answered: jest.fn(),
     };
+    decided = [];
     const decision = {
-      decide: (body: { model?: string } | null) =>
-        body?.model === 'busy' ? OVERLOADED : body?.model === 'draining' ? DRAINING : null,
+      decide: (body: { model?: string } | null, c?: PriorityClass) => {
+        decided.push(c);
+        if (body?.model === 'critical-only') return c === 'critical' ? null : OVERLOADED;
+        return body?.model === 'busy' ? OVERLOADED : body?.model === 'draining' ? DRAINING : null;
+      },
     };
     const deps = new Map<unknown, unknown>([
       [AdmissionDecision, decision],
       [RequestMetricsService, metrics],
-      [FrontendConfig, new FrontendConfig({ retryAfterSecs })],
+      [FrontendConfig, new FrontendConfig({ retryAfterSecs, priorityHeader })],
     ]);
     const app = {
       get: (token: unknown) => deps.get(token),
@@ -36,9 +49,9 @@ describe('installAdmission (the early refusal hook)', () => {
     const sut = installAdmission;
     sut(app);
     handled = 0;
-    const handler = (): Promise<object> => {
+    const handler = (request: object): Promise<object> => {
       handled++;
-      return Promise.resolve({ ok: true });
+      return Promise.resolve({ ok: true, priority: requestPriority(request) });
     };
     fastify.post('/v1/chat/completions', handler);
     fastify.post(
@@ -52,8 +65,8 @@ describe('installAdmission (the early refusal hook)', () => {
     await fastify.ready();
   }
 
-  const post = (url: string, body: object) =>
-    fastify.inject({ method: 'POST', url, payload: body });
+  const post = (url: string, body: object, headers: Record<string, string> = {}) =>
+    fastify.inject({ method: 'POST', url, payload: body, headers });
 
   afterEach(() => fastify.close());
 
@@ -65,8 +78,57 @@ describe('installAdmission (the early refusal hook)', () => {
     expect(res.headers['retry-after']).toBe('1');
     expect(res.body).toBe(OVERLOAD_BODY);
     expect(handled).toBe(0);
-    expect(metrics.rejected).toHaveBeenCalledWith('busy', 'chat_completions');
+    expect(metrics.rejected).toHaveBeenCalledWith('busy', 'chat_completions', 'standard');
     expect(metrics.answered).toHaveBeenCalledWith('busy', 'chat_completions', true, 'overload');
+  });
+
+  it('judges the request by the class in its priority header, and keeps the class beside it', async () => {
+    await serve();
+    const body = { model: 'critical-only' };
+    const critical = await post('/v1/chat/completions', body, { 'x-sluice-priority': 'critical' });
+    expect(critical.json()).toEqual({ ok: true, priority: 'critical' });
+    expect((await post('/v1/chat/completions', body)).statusCode).toBe(503);
+    const shed = await post('/v1/chat/completions', body, { 'x-sluice-priority': 'sheddable' });
+    expect(shed.statusCode).toBe(503);
+    expect(decided).toEqual(['critical', 'standard', 'sheddable']);
+    expect(metrics.rejected.mock.calls).toEqual([
+      ['critical-only', 'chat_completions', 'standard'],
+      ['critical-only', 'chat_completions', 'sheddable'],
+    ]);
+  });
+
+  it('leaves a request with an invalid priority header to the guard (its 400), undecided', async () => {
+    await serve();
+    for (const value of ['urgent', 'Critical', '', 'critical, critical']) {
+      const res = await post(
+        '/v1/chat/completions',
+        { model: 'busy' },
+        { 'x-sluice-priority': value },
+      );
+      expect(res.statusCode).toBe(200);
+    }
+    expect(decided).toEqual([]);
+    expect(metrics.answered).not.toHaveBeenCalled();
+  });
+
+  it('reads another header, or none, as --priority-header says', async () => {
+    await serve(1, 'x-tier');
+    const body = { model: 'critical-only' };
+    expect((await post('/v1/chat/completions', body, { 'x-tier': 'critical' })).statusCode).toBe(
+      200,
+    );
+    const old = await post('/v1/chat/completions', body, { 'x-sluice-priority': 'critical' });
+    expect(old.statusCode).toBe(503);
+    await fastify.close();
+    await serve(1, null);
+    const ignored = await post('/v1/chat/completions', body, { 'x-sluice-priority': 'critical' });
+    expect(ignored.statusCode).toBe(503);
+    const invalid = await post(
+      '/v1/chat/completions',
+      { model: 'free' },
+      { 'x-sluice-priority': 'x' },
+    );
+    expect(invalid.json()).toEqual({ ok: true, priority: 'standard' });
   });
 
   it('answers a drain with its 503, without Retry-After and not as a rejection', async () => {

@@ -1,7 +1,9 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FrontendConfig } from '../config/frontend-config';
+import { PriorityClass } from '../config/priority';
 import { EndpointLabel, endpointLabelFor } from '../metrics/metric-names';
+import { PriorityReader, setRequestPriority } from '../priority/request-priority';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { AdmissionDecision } from './admission-decision.service';
 import { AnswerRefusal, overloadPrescans } from './overload-prescan';
@@ -14,7 +16,8 @@ type PreHandler = (
 ) => void;
 
 /**
- * Answers the built-in admission refusals (every worker busy, or draining) from a Fastify
+ * Answers the built-in admission refusals (every worker busy for the request's priority class,
+ * or draining) from a Fastify
  * `preHandler` on the three OpenAI POST routes: after the body is parsed and depth-checked,
  * before Nest's router, guard and exception filter. The 503 is the hottest answer Sluice gives
  * and, sent from here with its pre-encoded body, it costs no exception and no Nest pipeline.
@@ -22,27 +25,34 @@ type PreHandler = (
  * it is written and counted by the same functions as the 503 filter's. Admitted requests go on
  * to the admission guard, which runs the configured policies. While some model is refused, the
  * same answer comes sooner still, from the body's bytes before they are parsed
- * (`overload-prescan.ts`).
+ * (`overload-prescan.ts`). The hook reads the request's class (`priority/`) and keeps it beside
+ * the request; a request whose priority header is invalid goes on to the guard, which answers
+ * the 400.
  *
  * Must be installed before `app.init()`, which registers the routes.
  */
 export function installAdmission(app: NestFastifyApplication): void {
   const decision = app.get(AdmissionDecision);
   const metrics = app.get(RequestMetricsService);
-  const retryAfter = retryAfterOf(app.get(FrontendConfig));
+  const config = app.get(FrontendConfig);
+  const retryAfter = retryAfterOf(config);
+  const priority = new PriorityReader(config.priorityHeader);
 
-  const answer: AnswerRefusal = (reply, refusal, endpoint, body) => {
-    countRefusal(metrics, endpoint, body, refusal);
+  const answer: AnswerRefusal = (reply, refusal, endpoint, body, c: PriorityClass) => {
+    countRefusal(metrics, endpoint, body, refusal, c);
     writeRefusal(reply, refusal, retryAfter);
   };
   const hookFor = (endpoint: EndpointLabel): PreHandler =>
     function refuseEarly(request, reply, done) {
+      const c = priority.classOf(request.headers);
+      if (c === undefined) return done();
+      setRequestPriority(request, c);
       const body = request.body as { model?: unknown; stream?: unknown } | null | undefined;
-      const refusal = decision.decide(body);
+      const refusal = decision.decide(body, c);
       if (refusal === null) return done();
-      answer(reply, refusal, endpoint, body);
+      answer(reply, refusal, endpoint, body, c);
     };
-  const prescanFor = overloadPrescans(app, answer);
+  const prescanFor = overloadPrescans(app, priority, answer);
 
   app
     .getHttpAdapter()

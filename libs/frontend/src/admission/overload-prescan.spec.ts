@@ -11,6 +11,8 @@ interface Harness {
   parsed: string[];
   /** Fields the prescan asked about. */
   asked: TopLevelFields[];
+  /** The class each question came with. */
+  classes: string[];
   armed: { value: boolean };
   /** Requests that reached the route, and the error statuses Fastify answered. */
   started: number;
@@ -32,6 +34,7 @@ async function harness(bodyLimit = 1024 * 1024): Promise<Harness> {
     sut: Fastify({ bodyLimit }),
     parsed: [],
     asked: [],
+    classes: [],
     armed: { value: true },
     started: 0,
     errors: [],
@@ -53,9 +56,12 @@ async function harness(bodyLimit = 1024 * 1024): Promise<Harness> {
     void json(req, body.toString('utf8'), done);
   });
   const prescan = overloadPrescan(
-    () => h.armed.value,
-    (reply, fields) => {
+    // Armed for the class the test's header names (standard without one).
+    (req) =>
+      h.armed.value ? ((req.headers['x-class'] as string | undefined) ?? 'standard') : null,
+    (reply, fields, c) => {
       h.asked.push(fields);
+      h.classes.push(c);
       if (fields.model !== 'busy') return false;
       void reply.code(503).send({ refused: fields });
       return true;
@@ -67,8 +73,18 @@ async function harness(bodyLimit = 1024 * 1024): Promise<Harness> {
   return h;
 }
 
-const post = (h: Harness, payload: string, contentType = 'application/json') =>
-  h.sut.inject({ method: 'POST', url: PATH, payload, headers: { 'content-type': contentType } });
+const post = (
+  h: Harness,
+  payload: string,
+  contentType = 'application/json',
+  headers: Record<string, string> = {},
+) =>
+  h.sut.inject({
+    method: 'POST',
+    url: PATH,
+    payload,
+    headers: { 'content-type': contentType, ...headers },
+  });
 
 describe('overloadPrescan', () => {
   it('refuses from the bytes, without the parser ever seeing the body', async () => {
@@ -77,6 +93,14 @@ describe('overloadPrescan', () => {
     expect(res.statusCode).toBe(503);
     expect(res.json()).toEqual({ refused: { model: 'busy', stream: true } });
     expect(h.parsed).toEqual([]);
+  });
+
+  it('asks with the class the request was armed for', async () => {
+    const h = await harness();
+    const headers = { 'x-class': 'critical' };
+    expect((await post(h, '{"model":"busy"}', 'application/json', headers)).statusCode).toBe(503);
+    expect((await post(h, '{"model":"free"}')).statusCode).toBe(200);
+    expect(h.classes).toEqual(['critical', 'standard']);
   });
 
   it('hands an admitted body to the parser as the exact bytes it read', async () => {

@@ -1,8 +1,10 @@
-import type { FastifyReply, preParsingHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastify';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Readable } from 'node:stream';
 import { FrontendConfig } from '../config/frontend-config';
+import { PriorityClass } from '../config/priority';
 import { EndpointLabel } from '../metrics/metric-names';
+import { PriorityReader } from '../priority/request-priority';
 import { jsonBodyRefusal, MAX_JSON_DEPTH } from '../request-body/json-cost';
 import { AdmissionDecision } from './admission-decision.service';
 import { Refusal } from './refusal';
@@ -25,6 +27,7 @@ export type AnswerRefusal = (
   refusal: Refusal,
   endpoint: EndpointLabel,
   body: { model?: unknown; stream?: unknown } | null | undefined,
+  priority: PriorityClass,
 ) => void;
 
 /**
@@ -33,18 +36,26 @@ export type AnswerRefusal = (
  */
 export function overloadPrescans(
   app: NestFastifyApplication,
+  priority: PriorityReader,
   answer: AnswerRefusal,
 ): (endpoint: EndpointLabel) => preParsingHookHandler | null {
   if (app.get(FrontendConfig).admissionControl !== 'token-capacity') return () => null;
   const decision = app.get(AdmissionDecision);
   const busy = app.get(BusyModels);
   const bodyLimit = app.getHttpAdapter().getInstance().initialConfig.bodyLimit ?? Infinity;
+  // Armed for a request only while some model refuses its class; an invalid header is left to
+  // the guard's 400.
+  const armedFor = (request: FastifyRequest): PriorityClass | null => {
+    if (!busy.any) return null;
+    const c = priority.classOf(request.headers);
+    return c !== undefined && busy.anyFor(c) ? c : null;
+  };
   return (endpoint) =>
     overloadPrescan(
-      () => busy.any,
-      (reply, fields) => {
-        const refusal = decision.decide(fields);
-        if (refusal !== null) answer(reply, refusal, endpoint, fields);
+      armedFor,
+      (reply, fields, c) => {
+        const refusal = decision.decide(fields, c);
+        if (refusal !== null) answer(reply, refusal, endpoint, fields, c);
         return refusal !== null;
       },
       bodyLimit,
@@ -54,23 +65,26 @@ export function overloadPrescans(
 /**
  * A `preParsing` hook that answers admission refusals from the body's bytes, before Fastify's
  * body parser runs: no JSON is parsed, no object built for a request that gets the 503. It
- * acts only while `armed()` (some model is refused), on a JSON body with a declared length of
+ * acts only while `armed(request)` gives the request's priority class (some model refuses that
+ * class), on a JSON body with a declared length of
  * at most `maxBytes`, and answers only when the body is one the parser would have accepted
  * (`readTopLevelFields` vouches for it): then the answer is the one the parsed body would
  * get. Otherwise the bytes read go on to the parser unchanged, as if never touched.
  */
-export function overloadPrescan(
-  armed: () => boolean,
+export function overloadPrescan<C>(
+  /** The request's class while a refusal is possible for it, else null. */
+  armed: (request: FastifyRequest) => C | null,
   /** Answers the request (true) when these fields are refused, else leaves it (false). */
-  refuse: (reply: FastifyReply, fields: TopLevelFields) => boolean,
+  refuse: (reply: FastifyReply, fields: TopLevelFields, c: C) => boolean,
   bodyLimit: number,
 ): preParsingHookHandler {
   const maxBytes = Math.min(bodyLimit, PRESCAN_MAX_BYTES);
   return function prescan(request, reply, payload, done) {
     const headers = request.headers;
     const length = Number(headers['content-length']);
+    const c = armed(request);
     if (
-      !armed() ||
+      c === null ||
       !(length > 0 && length <= maxBytes) ||
       headers['transfer-encoding'] !== undefined ||
       !JSON_TYPES.has(headers['content-type'] as string)
@@ -83,7 +97,7 @@ export function overloadPrescan(
         body.length === length && jsonBodyRefusal(body) === undefined
           ? readTopLevelFields(body, MAX_JSON_DEPTH)
           : null;
-      if (fields !== null && refuse(reply, fields)) return;
+      if (fields !== null && refuse(reply, fields, c)) return;
       done(null, new Replay(body, null));
     });
   };

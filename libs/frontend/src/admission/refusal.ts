@@ -1,5 +1,6 @@
 import { OVERLOAD_MESSAGE } from '@sluice/contracts';
 import { FrontendConfig } from '../config/frontend-config';
+import { PriorityClass } from '../config/priority';
 import { encodeErrorBody } from '../errors/error-body';
 import { EndpointLabel, ErrorType } from '../metrics/metric-names';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
@@ -11,7 +12,10 @@ export interface Refusal {
   readonly payload: Buffer;
   readonly message: string;
   readonly errorType: ErrorType;
-  /** Counted in `dynamo_frontend_model_rejection_total` and answered with `Retry-After`. */
+  /**
+   * Counted in `dynamo_frontend_model_rejection_total` and `sluice_frontend_rejection_total`,
+   * and answered with `Retry-After`.
+   */
   readonly rejection: boolean;
 }
 
@@ -62,14 +66,15 @@ export function writeRefusal(
   reply.send(refusal.payload);
 }
 
-/** Counts a refusal as contract §6 asks, whichever path answered it. */
+/** Counts a refusal as contracts §6 and §8 ask, whichever path answered it. */
 export function countRefusal(
   metrics: RequestMetricsService,
   endpoint: EndpointLabel,
   body: { model?: unknown; stream?: unknown } | null | undefined,
   refusal: Refusal,
+  priority: PriorityClass,
 ): void {
   const model = metrics.modelLabel(body?.model);
-  if (refusal.rejection) metrics.rejected(model, endpoint);
+  if (refusal.rejection) metrics.rejected(model, endpoint, priority);
   metrics.answered(model, endpoint, body?.stream === true, refusal.errorType);
 }

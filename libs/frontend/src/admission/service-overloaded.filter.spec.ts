@@ -39,7 +39,7 @@ describe('ServiceOverloadedFilter', () => {
     expect(res.headers['content-type']).toBe('application/json');
     expect(res.headers['retry-after']).toBe('2');
     expect(res.body).toBe(OVERLOAD_BODY);
-    expect(metrics.rejected).toHaveBeenCalledWith('m', 'completions');
+    expect(metrics.rejected).toHaveBeenCalledWith('m', 'completions', 'standard');
     expect(metrics.answered).toHaveBeenCalledWith('m', 'completions', false, 'overload');
   });
 

@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { FrontendConfig } from '../config/frontend-config';
 import { endpointLabelFor } from '../metrics/metric-names';
+import { requestPriority } from '../priority/request-priority';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { ServiceOverloadedError } from './errors/service-overloaded.error';
 import { ShuttingDownError } from './errors/shutting-down.error';
@@ -35,7 +36,9 @@ export class ServiceOverloadedFilter implements ExceptionFilter {
     const req = http.getRequest<HttpRequest>();
     const res: unknown = http.getResponse();
     const endpoint = endpointLabelFor(req.url);
-    if (endpoint) countRefusal(this.metrics, endpoint, req.body, exception.refusal);
+    if (endpoint) {
+      countRefusal(this.metrics, endpoint, req.body, exception.refusal, requestPriority(req));
+    }
     const adapter = this.adapterHost.httpAdapter;
     const reply: RefusalReply = {
       code: (status) => void adapter.status(res, status),

@@ -1,5 +1,7 @@
 import Fastify, { FastifyInstance } from 'fastify';
 import { FrontendConfig } from '../config/frontend-config';
+import { PriorityClass } from '../config/priority';
+import { setRequestPriority } from '../priority/request-priority';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { WorkerEntry } from '../worker-monitor/worker-entry';
 import { UpstreamError } from './errors/upstream.error';
@@ -19,7 +21,7 @@ describe('ProxyService (unary answers)', () => {
   let router: { acquire: jest.Mock; acquireOther: jest.Mock };
   let answers: Map<string, () => Promise<WholeAnswer>>;
   let sent: Array<{ worker: string; path: string; body: string | Buffer }>;
-  let metrics: Record<'firstByte' | 'finished' | 'answered', jest.Mock> & {
+  let metrics: Record<'firstByte' | 'finished' | 'answered' | 'admitted', jest.Mock> & {
     inflight: { inc: jest.Mock; dec: jest.Mock };
   };
   let thrown: unknown;
@@ -39,6 +41,7 @@ describe('ProxyService (unary answers)', () => {
       firstByte: jest.fn(),
       finished: jest.fn(),
       answered: jest.fn(),
+      admitted: jest.fn(),
       inflight: { inc: jest.fn(), dec: jest.fn() },
     };
     thrown = undefined;
@@ -49,6 +52,12 @@ describe('ProxyService (unary answers)', () => {
       metrics as unknown as RequestMetricsService,
     );
     fastify = Fastify();
+    // As admission does: the class goes beside the request before the route runs.
+    fastify.addHook('preHandler', (request, _reply, done) => {
+      const c = request.headers['x-class'];
+      if (typeof c === 'string') setRequestPriority(request, c as PriorityClass);
+      done();
+    });
     fastify.post('/v1/chat/completions', async (request, reply) => {
       try {
         await sut.forward(
@@ -97,6 +106,7 @@ describe('ProxyService (unary answers)', () => {
     expect(lease.firstToken).toHaveBeenCalled();
     expect(lease.release).toHaveBeenCalledTimes(1);
     expect(metrics.answered).toHaveBeenCalledWith('m', 'chat_completions', false, '');
+    expect(metrics.admitted).toHaveBeenCalledWith('m');
     expect(sut.active).toBe(0);
   });
 
@@ -110,9 +120,29 @@ describe('ProxyService (unary answers)', () => {
     const res = await post();
     expect(res.statusCode).toBe(200);
     expect(res.headers[WORKER_HEADER]).toBe('w2');
-    expect(router.acquireOther).toHaveBeenCalledWith(first.worker, expect.any(Number));
+    expect(router.acquireOther).toHaveBeenCalledWith(first.worker, expect.any(Number), 'standard');
     expect(first.release).toHaveBeenCalledTimes(1);
     expect(second.release).toHaveBeenCalledTimes(1);
+    expect(metrics.admitted).toHaveBeenCalledTimes(1); // one request, though two workers
+  });
+
+  it("asks the router for a worker free for the request's class, on the retry too", async () => {
+    router.acquire.mockReturnValue(leaseOf(worker('w1')));
+    router.acquireOther.mockReturnValue(leaseOf(worker('w2')));
+    answers.set('w1', () => Promise.reject(new Error('connect ECONNREFUSED')));
+    answers.set('w2', ok('{"id":"y"}'));
+    expect((await post({ 'x-class': 'critical' })).statusCode).toBe(200);
+    expect(router.acquire).toHaveBeenCalledWith(
+      'm',
+      expect.any(Number),
+      expect.anything(),
+      'critical',
+    );
+    expect(router.acquireOther).toHaveBeenCalledWith(
+      expect.objectContaining({ id: 'w1' }),
+      expect.any(Number),
+      'critical',
+    );
   });
 
   it("turns a worker's 5xx into a 502 upstream error for the filter to answer and count", async () => {

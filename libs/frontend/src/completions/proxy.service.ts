@@ -5,8 +5,10 @@ import { Readable } from 'node:stream';
 import { Dispatcher, errors as undiciErrors } from 'undici';
 import { UpstreamError, UpstreamTimeoutError } from './errors/upstream.error';
 import { FrontendConfig } from '../config/frontend-config';
+import { PriorityClass } from '../config/priority';
 import { errorBody } from '../errors/error-body';
 import { EndpointLabel, ErrorType } from '../metrics/metric-names';
+import { requestPriority } from '../priority/request-priority';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { WorkerEntry } from '../worker-monitor/worker-entry';
 import { Lease, RouterService } from './routing/router.service';
@@ -30,6 +32,8 @@ interface Exchange {
   readonly model: string;
   readonly endpoint: EndpointLabel;
   readonly stream: boolean;
+  /** The class admission gave the request: the router picks only workers free for it. */
+  readonly priority: PriorityClass;
   readonly startedMs: number;
   readonly cancel: Cancellation;
   lease: Lease;
@@ -68,10 +72,11 @@ export class ProxyService {
       if (!reply.raw.writableFinished) cancel.cancel();
     });
     const promptTokens = estimatePromptTokens(body);
+    const priority = requestPriority(reply.request);
     this.active++;
     let lease: Lease;
     try {
-      lease = await this.router.acquire(body.model, promptTokens, cancel.controller);
+      lease = await this.router.acquire(body.model, promptTokens, cancel.controller, priority);
     } catch (err) {
       this.active--;
       throw err;
@@ -80,12 +85,14 @@ export class ProxyService {
       model: body.model,
       endpoint,
       stream: body.stream === true,
+      priority,
       startedMs,
       cancel,
       lease,
       ended: false,
     };
     this.metrics.inflight.inc({ model: x.model });
+    this.metrics.admitted(x.model);
     // The body as the client sent it (kept by the JSON parser), else serialised again.
     const raw = (reply.request as RawBodyRequest<FastifyRequest>).rawBody;
     const payload = raw ?? JSON.stringify(body);
@@ -134,7 +141,7 @@ export class ProxyService {
       const failure = this.toUpstreamError(err, x);
       const other =
         failure.retryable && !x.cancel.cancelled
-          ? this.router.acquireOther(x.lease.worker, promptTokens)
+          ? this.router.acquireOther(x.lease.worker, promptTokens, x.priority)
           : undefined;
       if (!other) throw this.logged(x, err, failure);
       this.logFailure(x, err, `retried on worker ${other.worker.id}`);

@@ -1,5 +1,7 @@
 import type { EngineName } from '@sluice/bridge';
 
+import { DEFAULT_PRIORITY_FACTORS, DEFAULT_PRIORITY_HEADER, PriorityFactors } from './priority';
+import { PriorityKey } from './priority-keys';
 import { NO_THRESHOLDS, ThresholdValues } from './threshold-keys';
 
 export type AdmissionControl = 'none' | 'token-capacity';
@@ -50,6 +52,12 @@ export class FrontendConfig {
   readonly shutdownTimeoutMs: number = 30000;
   /** The bundled example policy: cap on requests in flight per API key (null = off). */
   readonly maxInflightPerKey: number | null = null;
+  /** The header a request's priority class is read from (lower case); null: everyone standard. */
+  readonly priorityHeader: string | null = DEFAULT_PRIORITY_HEADER;
+  /** What sheddable and critical requests' thresholds are multiplied by (contract §8). */
+  readonly priorityFactors: PriorityFactors = DEFAULT_PRIORITY_FACTORS;
+  /** The bundled policy capping each API key's class (`--priority-key-file`); null = off. */
+  readonly priorityKeys: readonly PriorityKey[] | null = null;
   readonly namespace: string = 'dynamo';
   /** Upper bound on tracked workers, so hostile reports cannot exhaust memory. */
   readonly maxWorkers: number = 100000;

@@ -19,6 +19,7 @@ import {
   LogLevel,
   RouterMode,
 } from './frontend-config';
+import { parsePriorityFactors, parsePriorityHeader } from './priority';
 import { THRESHOLD_SPECS, ThresholdFlag } from './threshold-keys';
 
 /** The defaults live on FrontendConfig, which code and tests also build without flags. */
@@ -126,6 +127,23 @@ export const FRONTEND_FLAGS = {
     help: 'example policy: requests in flight per API key',
     parse: integerIn(1),
     default: D.maxInflightPerKey,
+  }),
+  'priority-header': valueFlag({
+    arg: 'NAME|none',
+    help: 'header carrying the priority class (critical, standard, sheddable); none: all standard',
+    parse: parsePriorityHeader,
+    default: D.priorityHeader,
+  }),
+  'priority-factor': listFlag({
+    arg: 'CLASS=F[,CLASS=F]',
+    help: `thresholds x F for a class (default sheddable=${D.priorityFactors.sheddable},critical=${D.priorityFactors.critical})`,
+    parse: parsePriorityFactors,
+  }),
+  'priority-key-file': valueFlag({
+    arg: 'FILE',
+    help: 'CLASS:API_KEY lines: the highest class each key may use',
+    parse: nonEmpty,
+    default: undefined,
   }),
   namespace: valueFlag({
     arg: 'NS',

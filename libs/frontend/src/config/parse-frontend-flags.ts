@@ -3,6 +3,8 @@ import { FrontendConfig } from './frontend-config';
 import { parseAdminTokens } from './admin-tokens';
 import { FrontendConfigError } from './frontend-config.error';
 import { FRONTEND_FLAGS } from './frontend-flags';
+import { mergePriorityFactors } from './priority';
+import { readPriorityKeys } from './priority-keys';
 import { THRESHOLD_SPECS } from './threshold-keys';
 
 const ENV_PREFIX = 'SLUICE_';
@@ -24,6 +26,15 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
     error: (p) => new FrontendConfigError(p.flag, p.value, p.reason),
   });
   const tokenFile = v['admin-token-file'];
+  const priorityKeyFile = v['priority-key-file'];
+  if (priorityKeyFile !== undefined && v['priority-header'] === null) {
+    // The policy caps the class a header claims; with no header every request is standard.
+    throw new FrontendConfigError(
+      sourceOf('priority-key-file'),
+      priorityKeyFile,
+      'needs the priority header, but --priority-header is none',
+    );
+  }
   return new FrontendConfig({
     httpHost: v['http-host'],
     httpPort: v['http-port'],
@@ -50,6 +61,12 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
     accessLog: v['access-log'],
     shutdownTimeoutMs: v['shutdown-timeout-ms'],
     maxInflightPerKey: v['max-inflight-per-key'],
+    priorityHeader: v['priority-header'],
+    priorityFactors: mergePriorityFactors(v['priority-factor']),
+    priorityKeys:
+      priorityKeyFile === undefined
+        ? null
+        : readPriorityKeys(priorityKeyFile, sourceOf('priority-key-file')),
     namespace: v.namespace,
     maxWorkers: v['max-workers'],
     maxTrackedRanks: v['max-tracked-ranks'],

@@ -15,5 +15,5 @@ export function installHttp(
 ): void {
   hardenHttp(app);
   if (config.accessLog) installAccessLog(app, logger);
-  setupOpenApi(app);
+  setupOpenApi(app, config);
 }

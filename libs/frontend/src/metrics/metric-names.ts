@@ -19,6 +19,8 @@ export const METRIC = {
   refusedReports: 'sluice_frontend_kv_metrics_refused_total',
   // Beyond contract §6, beside the worker gauges: the input of the waiting-requests threshold.
   workerRequestsWaiting: 'sluice_frontend_worker_requests_waiting',
+  // Contract §8: rejections by the request's priority class.
+  classRejections: 'sluice_frontend_rejection_total',
 } as const;
 
 export type EndpointLabel = 'chat_completions' | 'completions' | 'embeddings';
@@ -39,3 +41,6 @@ export function endpointLabelFor(url: string): EndpointLabel | undefined {
   const q = url.indexOf('?');
   return ENDPOINTS[q === -1 ? url : url.slice(0, q)];
 }
+
+/** Priority classes of contract §8, the `priority` label's values; defined in config/priority.ts. */
+export { DEFAULT_PRIORITY, PRIORITY_CLASSES, type PriorityClass } from '../config/priority';

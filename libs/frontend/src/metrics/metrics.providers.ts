@@ -18,6 +18,11 @@ export const metricProviders = [
     labelNames: ['model', 'endpoint'],
   }),
   makeCounterProvider({
+    name: METRIC.classRejections,
+    help: 'Requests rejected as overloaded, by the priority class they were judged as (critical, standard, sheddable)',
+    labelNames: ['model', 'endpoint', 'priority'],
+  }),
+  makeCounterProvider({
     name: METRIC.requests,
     help: 'Requests answered by the frontend',
     labelNames: ['model', 'endpoint', 'request_type', 'status', 'error_type'],

@@ -8,6 +8,7 @@ import { MAX_EMPTY_MODELS, WorkerRegistry } from '../worker-monitor/worker-regis
 import { ThresholdsService } from '../thresholds/thresholds.service';
 import { metricProviders } from '../metrics/metrics.providers';
 import { RequestMetricsService } from './request-metrics.service';
+import { HISTORY_BUCKET_MS, TrafficHistory } from './traffic-history';
 
 const report = (workerId: string, model: string): KvMetricsReport =>
   parsedReport(workerId, { model, activeDecodeBlocks: 10 });
@@ -19,24 +20,29 @@ async function seriesOf(model: string): Promise<string[]> {
 
 describe('RequestMetricsService', () => {
   let registry: WorkerRegistry;
+  let history: TrafficHistory;
   let sut: RequestMetricsService;
+  let now: number;
 
   beforeAll(() => {
     Logger.overrideLogger(false);
   });
   beforeEach(async () => {
     register.clear();
+    now = 1000 * HISTORY_BUCKET_MS;
     const module = await Test.createTestingModule({
       providers: [
         { provide: FrontendConfig, useValue: new FrontendConfig() },
         ThresholdsService,
         WorkerRegistry,
         RequestMetricsService,
+        { provide: TrafficHistory, useFactory: () => new TrafficHistory(() => now) },
         ...metricProviders,
       ],
     }).compile();
     await module.init();
     registry = module.get(WorkerRegistry);
+    history = module.get(TrafficHistory);
     sut = module.get(RequestMetricsService);
   });
   afterAll(() => register.clear());
@@ -44,7 +50,7 @@ describe('RequestMetricsService', () => {
   /** A model with one worker and every per-model series written once. */
   function useModel(model: string, worker: string): void {
     registry.applyReport(report(worker, model), 0);
-    sut.rejected(model, 'chat_completions');
+    sut.rejected(model, 'chat_completions', 'sheddable');
     sut.answered(model, 'chat_completions', false, '');
     sut.answered(model, 'completions', true, 'overload');
     sut.firstByte(model, 0.1);
@@ -53,6 +59,23 @@ describe('RequestMetricsService', () => {
     sut.inflight.dec({ model });
     sut.queued.set({ model }, 0);
   }
+
+  it('counts a rejection in the contract §6 counter and, by priority class, in the §8 one', async () => {
+    registry.applyReport(report('w1', 'm'), 0);
+    sut.rejected('m', 'completions', 'sheddable');
+    sut.rejected('m', 'completions', 'sheddable');
+    sut.rejected('m', 'completions', 'critical');
+    const lines = await seriesOf('m');
+    expect(lines).toContain(
+      'dynamo_frontend_model_rejection_total{model="m",endpoint="completions"} 3',
+    );
+    expect(lines).toContain(
+      'sluice_frontend_rejection_total{model="m",endpoint="completions",priority="sheddable"} 2',
+    );
+    expect(lines).toContain(
+      'sluice_frontend_rejection_total{model="m",endpoint="completions",priority="critical"} 1',
+    );
+  });
 
   it("removes a forgotten model's series and keeps the others", async () => {
     useModel('gone', 'w-gone');
@@ -68,6 +91,30 @@ describe('RequestMetricsService', () => {
     expect(registry.model('gone')).toBeUndefined();
     expect(await seriesOf('gone')).toEqual([]);
     expect((await seriesOf('kept')).length).toBeGreaterThan(10);
+  });
+
+  it('records admitted and rejected requests by class in the history, until the model is forgotten', () => {
+    useModel('gone', 'w-gone');
+    useModel('kept', 'w-kept');
+    history.sample('gone', 0, null);
+    history.sample('kept', 0, null);
+    sut.admitted('gone');
+    sut.rejected('gone', 'completions', 'sheddable');
+    sut.rejected('gone', 'completions', 'sheddable');
+    now += HISTORY_BUCKET_MS;
+    expect(history.window('gone')).toMatchObject({
+      admitted: [0.2],
+      rejected: { critical: [0], standard: [0], sheddable: [0.4] },
+    });
+    expect(history.window('kept')).toMatchObject({ admitted: [0] });
+
+    registry.removeWorker('w-gone', 'worker_down');
+    for (let i = 0; i < MAX_EMPTY_MODELS; i++) {
+      registry.applyReport(report(`w${i}`, `filler-${i}`), 0);
+      registry.removeWorker(`w${i}`, 'worker_down');
+    }
+    expect(history.window('gone')).toBeUndefined();
+    expect(history.window('kept')).toBeDefined();
   });
 
   it('keeps the in-flight gauge of a forgotten model while requests are still running', async () => {

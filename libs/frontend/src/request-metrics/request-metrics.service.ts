@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Counter, Gauge, Histogram } from 'prom-client';
+import { PRIORITY_CLASSES, PriorityClass } from '../config/priority';
 import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
 import { ENDPOINT_LABELS, EndpointLabel, ErrorType, METRIC } from '../metrics/metric-names';
+import { TrafficHistory } from './traffic-history';
 
 const REQUEST_TYPES = ['stream', 'unary'] as const;
 const ERROR_TYPES: readonly ErrorType[] = [
@@ -17,18 +19,21 @@ const ERROR_TYPES: readonly ErrorType[] = [
 
 /**
  * Request-level metrics of contract §6, with label values kept bounded: only known models
- * become label values, and a model's series go when the registry forgets the model.
+ * become label values, and a model's series go when the registry forgets the model. Admitted
+ * and rejected requests also go to the status page's `TrafficHistory`.
  */
 @Injectable()
 export class RequestMetricsService {
   constructor(
     private readonly registry: WorkerRegistry,
     @InjectMetric(METRIC.rejections) private readonly rejections: Counter,
+    @InjectMetric(METRIC.classRejections) private readonly classRejections: Counter,
     @InjectMetric(METRIC.requests) private readonly requests: Counter,
     @InjectMetric(METRIC.inflight) readonly inflight: Gauge,
     @InjectMetric(METRIC.queued) readonly queued: Gauge,
     @InjectMetric(METRIC.ttft) private readonly ttft: Histogram,
     @InjectMetric(METRIC.duration) private readonly duration: Histogram,
+    private readonly history: TrafficHistory,
   ) {
     registry.observe({ modelForgotten: (model) => void this.forget(model) });
   }
@@ -38,8 +43,16 @@ export class RequestMetricsService {
     return typeof model === 'string' && this.registry.model(model) ? model : 'unknown';
   }
 
-  rejected(model: string, endpoint: EndpointLabel): void {
+  /** One overload rejection: contract §6's counter and §8's, by priority class. */
+  rejected(model: string, endpoint: EndpointLabel, priority: PriorityClass): void {
     this.rejections.inc({ model, endpoint });
+    this.classRejections.inc({ model, endpoint, priority });
+    this.history.rejected(model, priority);
+  }
+
+  /** A request goes to a worker: past admission and the router queue. */
+  admitted(model: string): void {
+    this.history.admitted(model);
   }
 
   answered(model: string, endpoint: EndpointLabel, stream: boolean, errorType: ErrorType): void {
@@ -62,8 +75,12 @@ export class RequestMetricsService {
 
   /** Removes every series of a model the registry no longer knows (issue 11: cardinality). */
   private async forget(model: string): Promise<void> {
+    this.history.forget(model);
     for (const endpoint of ENDPOINT_LABELS) {
       this.rejections.remove({ model, endpoint });
+      for (const priority of PRIORITY_CLASSES) {
+        this.classRejections.remove({ model, endpoint, priority });
+      }
       for (const request_type of REQUEST_TYPES) {
         for (const error_type of ERROR_TYPES) {
           const status = error_type === '' ? 'success' : 'error';

@@ -64,6 +64,6 @@ export function rankStatus(
     kv_over_threshold: over('kv'),
     prefill_over_threshold: over('prefill'),
     waiting_over_threshold: over('waiting'),
-    busy: state.busy,
+    busy: state.busyFor.standard,
   };
 }

@@ -26,6 +26,7 @@ main.stale { opacity: 0.55; }
 .stat-label { font-size: 11px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); }
 .stat-value { font-size: 18px; font-weight: 600; font-variant-numeric: tabular-nums; }
 .stat.hot .stat-value { color: var(--bad); }
+.class-free.refused { color: var(--bad); }
 table { width: 100%; border-collapse: collapse; }
 th { text-align: left; font-size: 11px; text-transform: uppercase; color: var(--muted);
   font-weight: 600; padding: 4px 8px; border-bottom: 1px solid var(--line); }
@@ -47,6 +48,18 @@ tr.busy td.worker { border-left: 3px solid var(--bad); } tr.free td.worker { bor
 .meter-text { font-size: 12px; white-space: nowrap; font-variant-numeric: tabular-nums; }
 .rank-waiting { font-size: 12px; white-space: nowrap; font-variant-numeric: tabular-nums; }
 .rank-waiting.over { color: var(--bad); font-weight: 600; }
+.charts { display: flex; flex-wrap: wrap; gap: 12px 28px; margin: 4px 0 14px; }
+.chart { flex: 1 1 420px; min-width: 0; margin: 0; }
+.chart figcaption { font-size: 12px; font-weight: 600; color: #374151; margin: 0 0 4px; }
+.chart svg { display: block; width: 100%; height: auto; overflow: visible; }
+.chart text { font-size: 11px; fill: var(--muted); font-variant-numeric: tabular-nums; }
+.chart .grid { stroke: var(--line); stroke-width: 1; }
+.chart .axis { stroke: #9ca3af; stroke-width: 1; }
+.legend { display: flex; flex-wrap: wrap; gap: 4px 18px; margin-top: 4px; font-size: 12px; color: #374151; }
+.legend-item { display: inline-flex; align-items: center; gap: 6px; white-space: nowrap; }
+.swatch { display: inline-block; width: 16px; height: 4px; border-radius: 2px; }
+.legend-value { font-weight: 600; font-variant-numeric: tabular-nums; }
+.legend-group { color: var(--muted); margin-right: -10px; }
 `;
 
 function sha256(text: string): string {

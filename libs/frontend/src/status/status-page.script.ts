@@ -1,4 +1,5 @@
 import { THRESHOLD_SPECS } from '../config/threshold-keys';
+import { STATUS_CHART_SCRIPT } from './status-page-chart.script';
 
 /** One stat per threshold on each model's card, in the table's order. */
 const THRESHOLD_STATS = THRESHOLD_SPECS.map(({ wire, status }) => ({
@@ -8,7 +9,8 @@ const THRESHOLD_STATS = THRESHOLD_SPECS.map(({ wire, status }) => ({
 }));
 
 /**
- * The browser side of `GET /ui`: polls status.json every second and redraws. Every value from
+ * The browser side of `GET /ui`: polls status.json every second and redraws, and history.json
+ * every 5 s for the charts (`status-page-chart.script.ts`). Every value from
  * the network reaches the DOM through `textContent`, `dataset` or a clamped number, never as
  * markup, so model names and worker ids cannot inject anything (the CSP also forbids it).
  * Kept as plain JavaScript in a string: the page must work with no build step and no assets.
@@ -18,9 +20,14 @@ export const STATUS_PAGE_SCRIPT = String.raw`
 (() => {
   const THRESHOLDS = ${JSON.stringify(THRESHOLD_STATS)};
   const POLL_MS = 1000;
+  const HISTORY_POLL_MS = 5000;
   const TIMEOUT_MS = 5000;
-  const url = location.pathname.replace(/\/+$/, '') + '/status.json';
+  const base = location.pathname.replace(/\/+$/, '');
+  const url = base + '/status.json';
+  const historyUrl = base + '/history.json';
   const $ = (id) => document.getElementById(id);
+  /** Each model's charts, drawn when history.json arrives and moved into each new card. */
+  const charts = new Map();
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
@@ -32,6 +39,7 @@ export const STATUS_PAGE_SCRIPT = String.raw`
   const share = (x) => (clamp01(x) * 100).toFixed(1) + '%';
   const pct = (x) => (x === null ? '–' : (Math.round(x * 1000) / 10).toString() + ' %');
   const num = (v) => (v === null ? 'unset' : String(v));
+${STATUS_CHART_SCRIPT}
 
   function meter(kind, label, fill, over, marker, title) {
     const wrap = el('div', 'meter ' + kind + (over ? ' over' : ''));
@@ -103,6 +111,17 @@ export const STATUS_PAGE_SCRIPT = String.raw`
     return s;
   }
 
+  // Free workers per priority class; a class whose every worker is busy is refused.
+  function classes(pc) {
+    const s = stat('free for critical · standard · sheddable', '', 'priority-classes');
+    const value = s.lastChild;
+    ['critical', 'standard', 'sheddable'].forEach((c, i) => {
+      if (i > 0) value.append(' · ');
+      value.append(el('span', 'class-free ' + c + (pc[c].all_busy ? ' refused' : ''), pc[c].workers_free));
+    });
+    return s;
+  }
+
   function modelCard(m, windowSeconds) {
     const card = el('section', 'card');
     card.dataset.model = m.model;
@@ -116,8 +135,10 @@ export const STATUS_PAGE_SCRIPT = String.raw`
       stat('rejected total', m.rejections_total, 'rejected-total'),
       stat('in flight', m.inflight_requests, 'inflight'),
       stat('busy workers', m.workers_busy + ' / ' + m.workers_total, 'busy-count'),
+      classes(m.priority_classes),
     );
     card.append(head, stats);
+    if (charts.has(m.model)) card.append(charts.get(m.model));
     if (m.workers.length > 0) {
       const table = el('table');
       const hr = el('tr');
@@ -145,6 +166,31 @@ export const STATUS_PAGE_SCRIPT = String.raw`
     document.body.dataset.generatedAt = String(s.generated_at_ms);
   }
 
+  function renderHistory(h) {
+    charts.clear();
+    for (const m of h.models) charts.set(m.model, modelCharts(m, h));
+    for (const card of $('models').children) {
+      const fresh = charts.get(card.dataset.model);
+      const old = [...card.children].find((c) => c.classList.contains('charts'));
+      if (fresh && old) old.replaceWith(fresh);
+      else if (fresh) card.querySelector('.stats').after(fresh);
+      else if (old) old.remove();
+    }
+    document.body.dataset.historyAt = String(h.generated_at_ms);
+  }
+
+  /** A failure leaves the charts as they are: the status poll already says the server is away. */
+  async function pollHistory() {
+    try {
+      const res = await fetch(historyUrl, { cache: 'no-store', signal: AbortSignal.timeout(TIMEOUT_MS) });
+      if (res.ok) renderHistory(await res.json());
+    } catch {
+      // retried below
+    } finally {
+      setTimeout(pollHistory, HISTORY_POLL_MS);
+    }
+  }
+
   async function poll() {
     try {
       const res = await fetch(url, { cache: 'no-store', signal: AbortSignal.timeout(TIMEOUT_MS) });
@@ -159,5 +205,6 @@ export const STATUS_PAGE_SCRIPT = String.raw`
     }
   }
   void poll();
+  void pollHistory();
 })();
 `;

@@ -1,14 +1,19 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { HistoryDto } from './dto/history.dto';
 import { StatusDto } from './dto/status.dto';
+import { HistoryService } from './history.service';
 import { STATUS_PAGE_CSP, STATUS_PAGE_HTML } from './status-page.html';
 import { StatusService } from './status.service';
 
-/** The live status page and the snapshot it polls. */
+/** The live status page and the snapshots it polls. */
 @ApiTags('status page')
 @Controller('ui')
 export class StatusController {
-  constructor(private readonly status: StatusService) {}
+  constructor(
+    private readonly status: StatusService,
+    private readonly history: HistoryService,
+  ) {}
 
   @Get()
   @ApiExcludeEndpoint()
@@ -26,5 +31,17 @@ export class StatusController {
   @ApiOkResponse({ type: StatusDto })
   snapshot(): StatusDto {
     return this.status.snapshot();
+  }
+
+  @Get('history.json')
+  @Header('Cache-Control', 'no-store')
+  @ApiOperation({
+    summary:
+      'Per model, the last 10 minutes in 5-second buckets: admitted and rejected requests/s ' +
+      '(by priority class), share of busy workers, mean KV usage',
+  })
+  @ApiOkResponse({ type: HistoryDto })
+  historySnapshot(): HistoryDto {
+    return this.history.snapshot();
   }
 }

@@ -3,14 +3,25 @@ import { MetricsModule } from '../metrics/metrics.module';
 import { WorkerMonitorModule } from '../worker-monitor/worker-monitor.module';
 import { ThresholdsModule } from '../thresholds/thresholds.module';
 import { CompletionsModule } from '../completions/completions.module';
+import { RequestMetricsModule } from '../request-metrics/request-metrics.module';
+import { HistoryService } from './history.service';
 import { RejectionRateService } from './rejection-rate.service';
 import { StatusController } from './status.controller';
 import { StatusService } from './status.service';
 
-/** `GET /ui`: a live page of workers, thresholds and rejections, read-only. */
+/**
+ * `GET /ui`: a live page of workers, thresholds and rejections, with a chart of each model's
+ * last 10 minutes; read-only.
+ */
 @Module({
-  imports: [MetricsModule, ThresholdsModule, WorkerMonitorModule, CompletionsModule],
+  imports: [
+    MetricsModule,
+    ThresholdsModule,
+    WorkerMonitorModule,
+    RequestMetricsModule,
+    CompletionsModule,
+  ],
   controllers: [StatusController],
-  providers: [RejectionRateService, StatusService],
+  providers: [RejectionRateService, StatusService, HistoryService],
 })
 export class StatusModule {}

@@ -38,6 +38,19 @@ describe('StatusService', () => {
     sut = new StatusService(config, registry, thresholds, rates, traffic);
   });
 
+  it('shows per priority class how many workers are free for it, and whether it is refused', () => {
+    // Decode threshold 0.8: sheddable 0.64, critical 0.96.
+    registry.applyReport(report('a', 97), 0);
+    registry.applyReport(report('b', 70), 0);
+    expect(sut.snapshot(1000).models[0].priority_classes).toEqual({
+      critical: { workers_free: 1, all_busy: false },
+      standard: { workers_free: 1, all_busy: false },
+      sheddable: { workers_free: 0, all_busy: true },
+    });
+    registry.applyReport(report('a', 90), 0);
+    expect(sut.snapshot(1000).models[0].priority_classes.critical.workers_free).toBe(2);
+  });
+
   it('shows each worker with its busy state, KV usage and the effective thresholds', () => {
     registry.applyReport(report('b', 10), 500);
     registry.applyReport(report('a', 95), 800);

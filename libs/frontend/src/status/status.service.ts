@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { FrontendConfig } from '../config/frontend-config';
+import { perClass } from '../config/priority';
 import { ModelEntry, WorkerEntry } from '../worker-monitor/worker-entry';
 import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
 import { WorkerTraffic } from '../completions/routing/worker-traffic';
@@ -65,6 +66,10 @@ export class StatusService {
       inflight_requests: inflight,
       workers_total: all.length,
       workers_busy: all.length - (model?.free.length ?? 0),
+      priority_classes: perClass((c) => ({
+        workers_free: model?.freeFor[c].length ?? 0,
+        all_busy: model?.allBusyFor(c) ?? false,
+      })),
       workers_omitted: all.length - workers.length,
       workers,
     };

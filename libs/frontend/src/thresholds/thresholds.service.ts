@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { FrontendConfig } from '../config/frontend-config';
+import { PriorityFactors } from '../config/priority';
 import { BusyThresholds, THRESHOLD_KEYS, ThresholdOverride } from './busy-thresholds';
+import { ClassThresholds, classThresholds } from './class-thresholds';
 
 type Listener = (model: string | null) => void;
 
@@ -14,10 +16,13 @@ export class ThresholdsService {
   private readonly global: BusyThresholds;
   private overrides = new Map<string, ThresholdOverride>();
   private readonly resolved = new Map<string, BusyThresholds>();
+  private readonly resolvedByClass = new Map<string, ClassThresholds>();
+  private readonly factors: PriorityFactors;
   private readonly listeners: Listener[] = [];
 
   constructor(config: FrontendConfig) {
     this.global = { ...config.thresholds };
+    this.factors = config.priorityFactors;
   }
 
   globalThresholds(): BusyThresholds {
@@ -33,6 +38,15 @@ export class ThresholdsService {
     return value;
   }
 
+  /** What each priority class is judged with (contract §8): `effective` × the class's factor. */
+  byClass(model: string): ClassThresholds {
+    const cached = this.resolvedByClass.get(model);
+    if (cached) return cached;
+    const value = classThresholds(this.effective(model), this.factors);
+    this.resolvedByClass.set(model, value);
+    return value;
+  }
+
   override(model: string): ThresholdOverride | undefined {
     return this.overrides.get(model);
   }
@@ -45,19 +59,24 @@ export class ThresholdsService {
   replaceOverrides(next: Map<string, ThresholdOverride>): void {
     const changed = new Set([...this.overrides.keys(), ...next.keys()]);
     this.overrides = next;
-    for (const model of changed) this.resolved.delete(model);
+    for (const model of changed) this.forget(model);
     for (const model of changed) this.notify(model);
   }
 
   setOverride(model: string, override: ThresholdOverride | undefined): void {
     if (override === undefined) this.overrides.delete(model);
     else this.overrides.set(model, override);
-    this.resolved.delete(model);
+    this.forget(model);
     this.notify(model);
   }
 
   onChange(listener: Listener): void {
     this.listeners.push(listener);
+  }
+
+  private forget(model: string): void {
+    this.resolved.delete(model);
+    this.resolvedByClass.delete(model);
   }
 
   private merge(override: ThresholdOverride): BusyThresholds {

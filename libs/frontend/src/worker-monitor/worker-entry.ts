@@ -1,7 +1,12 @@
+import { PerClass, perClass, PriorityClass } from '../config/priority';
 import { RankLoad } from './busy-rule';
 
 export interface RankState extends RankLoad {
-  busy: boolean;
+  /**
+   * Busy for each priority class (contract §8): judged with that class's thresholds.
+   * `busyFor.standard` is the busy state of contract §5.
+   */
+  busyFor: PerClass<boolean>;
   /**
    * False when the rank's reports carry no `active_prefill_tokens`: `activePrefillTokens` then
    * holds this frontend's own count of prompt tokens sent and not yet answered (contract §4).
@@ -11,6 +16,16 @@ export interface RankState extends RankLoad {
   seq: number | undefined;
 }
 
+/** A worker's state for one priority class. */
+export interface WorkerClassState {
+  /** Ranks busy for the class. */
+  busyRanks: number;
+  /** Every rank 0..dp_size-1 busy for the class: the router sends it none of the class's requests. */
+  busy: boolean;
+  /** Position in the model's free list of the class, -1 while busy; keeps add/remove O(1). */
+  freeIndex: number;
+}
+
 /** One live worker as this frontend sees it: reported load per rank plus its own traffic. */
 export class WorkerEntry {
   /**
@@ -18,8 +33,12 @@ export class WorkerEntry {
    * report may claim 1024 ranks and send one). Ranks not in the map have not reported.
    */
   readonly ranks = new Map<number, RankState>();
-  busyRanks = 0;
-  busy = false;
+  /** Busy state per priority class; written by the registry only. */
+  readonly classes: PerClass<WorkerClassState> = perClass(() => ({
+    busyRanks: 0,
+    busy: false,
+    freeIndex: -1,
+  }));
   lastSeenMs: number;
   /** Prompt tokens this frontend sent to the worker that have not produced a first token yet. */
   pendingPrefillTokens = 0;
@@ -27,9 +46,6 @@ export class WorkerEntry {
   lastReportMs: number;
   /** Who publishes the worker's reports (their optional `source`), for the status page. */
   source: string | undefined;
-  /** Position in the model's free list, -1 while busy; keeps add/remove O(1). */
-  freeIndex = -1;
-
   constructor(
     readonly id: string,
     readonly model: string,
@@ -39,6 +55,16 @@ export class WorkerEntry {
   ) {
     this.lastSeenMs = nowMs;
     this.lastReportMs = nowMs;
+  }
+
+  /** Busy for standard requests: the busy state of contract §5 (gauges, logs, status page). */
+  get busy(): boolean {
+    return this.classes.standard.busy;
+  }
+
+  /** Busy for requests of this class. */
+  busyFor(c: PriorityClass): boolean {
+    return this.classes[c].busy;
   }
 
   /** Prompt-token budget of one scheduler step summed over ranks, if the worker reports it. */
@@ -64,31 +90,49 @@ export class WorkerEntry {
   }
 }
 
-/** The workers of one model, with the free (not busy) ones kept in a dense array. */
+/**
+ * The workers of one model, with the free (not busy) ones of each priority class kept in a dense
+ * array, so that "is any worker free for this class?" is a length check.
+ */
 export class ModelEntry {
   readonly workers = new Map<string, WorkerEntry>();
-  readonly free: WorkerEntry[] = [];
+  readonly freeFor: PerClass<WorkerEntry[]> = perClass(() => []);
 
   constructor(readonly name: string) {}
 
+  /** The workers free for standard requests (contract §5). */
+  get free(): readonly WorkerEntry[] {
+    return this.freeFor.standard;
+  }
+
+  /** Every live worker is busy for standard requests (contract §5). */
   get allBusy(): boolean {
-    return this.workers.size > 0 && this.free.length === 0;
+    return this.allBusyFor('standard');
   }
 
-  markFree(worker: WorkerEntry): void {
-    if (worker.freeIndex !== -1) return;
-    worker.freeIndex = this.free.length;
-    this.free.push(worker);
+  /** Every live worker is busy for requests of this class: they are refused. */
+  allBusyFor(c: PriorityClass): boolean {
+    return this.workers.size > 0 && this.freeFor[c].length === 0;
   }
 
-  markBusy(worker: WorkerEntry): void {
-    const i = worker.freeIndex;
+  markFree(worker: WorkerEntry, c: PriorityClass): void {
+    const state = worker.classes[c];
+    if (state.freeIndex !== -1) return;
+    const free = this.freeFor[c];
+    state.freeIndex = free.length;
+    free.push(worker);
+  }
+
+  markBusy(worker: WorkerEntry, c: PriorityClass): void {
+    const state = worker.classes[c];
+    const i = state.freeIndex;
     if (i === -1) return;
-    const last = this.free.pop() as WorkerEntry;
+    const free = this.freeFor[c];
+    const last = free.pop() as WorkerEntry;
     if (last !== worker) {
-      this.free[i] = last;
-      last.freeIndex = i;
+      free[i] = last;
+      last.classes[c].freeIndex = i;
     }
-    worker.freeIndex = -1;
+    state.freeIndex = -1;
   }
 }

@@ -2,8 +2,10 @@ import { Logger } from '@nestjs/common';
 import { KvMetricsReport } from '@sluice/contracts';
 import { parsedReport } from '@sluice/testkit';
 import { FrontendConfig } from '../config/frontend-config';
+import { PRIORITY_CLASSES, PriorityClass } from '../config/priority';
+import { NO_THRESHOLDS } from '../thresholds/busy-thresholds';
 import { ThresholdsService } from '../thresholds/thresholds.service';
-import { ModelEntry } from './worker-entry';
+import { ModelEntry, WorkerEntry } from './worker-entry';
 import { MAX_EMPTY_MODELS, RegistryObserver, WorkerRegistry } from './worker-registry.service';
 
 const M = 'Qwen/Qwen3-0.6B';
@@ -63,7 +65,7 @@ describe('WorkerRegistry', () => {
       maxNumBatchedTokens: undefined,
       numRequestsWaiting: undefined,
       seq: undefined,
-      busy: false,
+      busyFor: { critical: false, standard: false, sheddable: false },
     });
   });
 
@@ -77,7 +79,8 @@ describe('WorkerRegistry', () => {
 
     sut.applyReport(report('w1', BUSY, { dpSize: 2, dpRank: 1 }), 0);
     expect(sut.model(M)?.allBusy).toBe(true);
-    expect(observer.busyChanged).toHaveBeenCalledTimes(1);
+    // 95 % is over 0.9 (standard) and 0.72 (sheddable), not over 1 (critical: 1.08 capped at 1).
+    expect(observer.busyChanged.mock.calls.map(([, c]) => c)).toEqual(['standard', 'sheddable']);
 
     sut.applyReport(report('w1', FREE, { dpSize: 2, dpRank: 0 }), 0);
     expect(sut.model(M)?.allBusy).toBe(false);
@@ -103,7 +106,7 @@ describe('WorkerRegistry', () => {
       sut.applyReport(report(id, busy.has(id) ? BUSY : FREE), 0);
       const model = sut.model(M) as ModelEntry;
       expect(freeIds(model)).toEqual(ids.filter((i) => !busy.has(i)));
-      model.free.forEach((w, i) => expect(w.freeIndex).toBe(i));
+      model.free.forEach((w, i) => expect(w.classes.standard.freeIndex).toBe(i));
     }
   });
 
@@ -111,7 +114,10 @@ describe('WorkerRegistry', () => {
     sut.applyReport(report('w1', 50), 0);
     thresholds.setOverride(M, { activeDecodeBlocks: 0.4 });
     expect(sut.model(M)?.allBusy).toBe(true);
-    expect(observer.busyChanged).toHaveBeenCalledWith(expect.objectContaining({ busy: true }));
+    expect(observer.busyChanged).toHaveBeenCalledWith(
+      expect.objectContaining({ busy: true }),
+      'standard',
+    );
     thresholds.setOverride(M, undefined);
     expect(sut.model(M)?.allBusy).toBe(false);
   });
@@ -340,6 +346,87 @@ describe('WorkerRegistry', () => {
       expect(forgotten).toEqual(['m0']);
       expect(sut.model('m0')).toBeUndefined();
       expect(sut.model('m1')).toBeDefined();
+    });
+  });
+
+  describe('priority classes (contract §8)', () => {
+    /** Prefill threshold 1000: sheddable 800, critical 1200 (factors 0.8 and 1.2). */
+    const prefill = (id: string, tokens: number, over: Partial<KvMetricsReport> = {}) =>
+      parsedReport(id, { model: M, activeDecodeBlocks: 0, activePrefillTokens: tokens, ...over });
+    const freeFor = (c: PriorityClass): string[] =>
+      (sut.model(M)?.freeFor[c] ?? []).map((w) => w.id).sort();
+    const refused = (): PriorityClass[] =>
+      PRIORITY_CLASSES.filter((c) => sut.model(M)?.allBusyFor(c));
+
+    beforeEach(() => {
+      sut = build({
+        thresholds: { ...NO_THRESHOLDS, activeDecodeBlocks: 0.9, activePrefillTokens: 1000 },
+      });
+    });
+
+    it('judges each class with its own thresholds: sheddable is refused first, critical last', () => {
+      sut.applyReport(prefill('w1', 800), 0);
+      expect(refused()).toEqual([]);
+      sut.applyReport(prefill('w1', 801), 0);
+      expect(refused()).toEqual(['sheddable']);
+      sut.applyReport(prefill('w1', 1001), 0);
+      expect(refused()).toEqual(['standard', 'sheddable']);
+      sut.applyReport(prefill('w1', 1200), 0);
+      expect(refused()).toEqual(['standard', 'sheddable']);
+      sut.applyReport(prefill('w1', 1201), 0);
+      expect(refused()).toEqual(PRIORITY_CLASSES);
+      sut.applyReport(prefill('w1', 0), 0);
+      expect(refused()).toEqual([]);
+    });
+
+    it('caps the decode ratio at 1 for critical: a full KV cache alone never refuses it', () => {
+      sut.applyReport(report('w1', 100), 0);
+      expect(refused()).toEqual(['standard', 'sheddable']);
+      expect(sut.model(M)?.workers.get('w1')?.busyFor('critical')).toBe(false);
+    });
+
+    it('keeps a free list per class, and tells observers which class changed', () => {
+      sut.applyReport(prefill('a', 900), 0); // busy for sheddable only
+      sut.applyReport(prefill('b', 1100), 0); // busy for sheddable and standard
+      sut.applyReport(prefill('c', 0), 0);
+      expect(PRIORITY_CLASSES.map(freeFor)).toEqual([['a', 'b', 'c'], ['a', 'c'], ['c']]);
+      expect(observer.busyChanged.mock.calls.map(([w, c]) => `${w.id}:${c}`)).toEqual([
+        'a:sheddable',
+        'b:standard',
+        'b:sheddable',
+      ]);
+      sut.removeWorker('c', 'worker_down');
+      expect(PRIORITY_CLASSES.map(freeFor)).toEqual([['a', 'b'], ['a'], []]);
+      for (const c of PRIORITY_CLASSES) {
+        sut.model(M)?.freeFor[c].forEach((w, i) => expect(w.classes[c].freeIndex).toBe(i));
+      }
+    });
+
+    it('marks a data-parallel worker busy for a class only when every rank is', () => {
+      sut.applyReport(prefill('dp', 1100, { dpSize: 2, dpRank: 0 }), 0);
+      sut.applyReport(prefill('dp', 900, { dpSize: 2, dpRank: 1 }), 0);
+      expect(refused()).toEqual(['sheddable']);
+      sut.applyReport(prefill('dp', 1100, { dpSize: 2, dpRank: 1 }), 0);
+      expect(refused()).toEqual(['standard', 'sheddable']);
+    });
+
+    it('re-judges every class at once when a threshold changes', () => {
+      sut.applyReport(prefill('w1', 500), 0);
+      thresholds.setOverride(M, { activePrefillTokens: 600 }); // sheddable 480, critical 720
+      expect(refused()).toEqual(['sheddable']);
+      thresholds.setOverride(M, { activePrefillTokens: 400 }); // critical 480
+      expect(refused()).toEqual(PRIORITY_CLASSES);
+      thresholds.setOverride(M, undefined);
+      expect(refused()).toEqual([]);
+    });
+
+    it('re-judges every class as this frontend sends prompts to a worker that reports none', () => {
+      sut.applyReport(report('w1', 0, { activePrefillTokens: undefined }), 0);
+      const w1 = sut.model(M)?.workers.get('w1') as WorkerEntry;
+      sut.addPendingPrefill(w1, 1100);
+      expect(refused()).toEqual(['standard', 'sheddable']);
+      sut.addPendingPrefill(w1, -1100);
+      expect(refused()).toEqual([]);
     });
   });
 });

@@ -1,7 +1,8 @@
 import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { KvMetricsReport } from '@sluice/contracts';
 import { FrontendConfig } from '../config/frontend-config';
-import { BusyThresholds } from '../thresholds/busy-thresholds';
+import { perClass, PRIORITY_CLASSES, PriorityClass } from '../config/priority';
+import { ClassThresholds } from '../thresholds/class-thresholds';
 import { ThresholdsService } from '../thresholds/thresholds.service';
 import { isRankBusy } from './busy-rule';
 import { WorkerEventLog } from './worker-event-log';
@@ -24,15 +25,16 @@ export type ReportOutcome = 'applied' | 'refused' | 'refused_ranks' | 'stale';
 /** Told of every change the registry makes, e.g. to keep Prometheus series in step. */
 export interface RegistryObserver {
   rankUpdated?(worker: WorkerEntry, rank: number, state: RankState): void;
-  busyChanged?(worker: WorkerEntry): void;
+  /** The worker turned busy or free for requests of class `c` (`worker.busyFor(c)`). */
+  busyChanged?(worker: WorkerEntry, c: PriorityClass): void;
   workerRemoved?(worker: WorkerEntry, reason: RemovalReason): void;
   /** The model is no longer known (no worker, and beyond the empty models remembered). */
   modelForgotten?(name: string): void;
 }
 
 /**
- * Live workers per model and their busy state, kept current as reports arrive so that the
- * admission decision is a constant-time lookup (`ModelEntry.allBusy`).
+ * Live workers per model and their busy state for each priority class, kept current as reports
+ * arrive so that the admission decision is a constant-time lookup (`ModelEntry.allBusyFor`).
  */
 @Injectable()
 export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
@@ -126,12 +128,12 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     worker.pendingPrefillTokens += tokens;
     // A worker that expired while the request ran is no longer ours to re-judge.
     if (this.workers.get(worker.id) !== worker) return;
-    let t: BusyThresholds | undefined;
+    let t: ClassThresholds | undefined;
     for (const state of worker.ranks.values()) {
       if (state.prefillReported) continue;
       state.activePrefillTokens = worker.pendingPrefillTokens / worker.dpSize;
-      t ??= this.thresholds.effective(worker.model);
-      this.setRankBusy(worker, state, isRankBusy(state, t));
+      t ??= this.thresholds.byClass(worker.model);
+      this.judge(worker, state, t);
     }
   }
 
@@ -170,7 +172,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     this.emptyModels.delete(r.model);
     this.workers.set(worker.id, worker);
     model.workers.set(worker.id, worker);
-    model.markFree(worker);
+    for (const c of PRIORITY_CLASSES) model.markFree(worker, c);
     this.log.joined(worker);
     return worker;
   }
@@ -178,7 +180,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
   private remove(worker: WorkerEntry, reason: RemovalReason): void {
     const model = this.models.get(worker.model);
     if (model) {
-      model.markBusy(worker);
+      for (const c of PRIORITY_CLASSES) model.markBusy(worker, c);
       model.workers.delete(worker.id);
       if (model.workers.size === 0) this.rememberEmpty(model.name);
     }
@@ -209,7 +211,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
         maxNumBatchedTokens: r.maxNumBatchedTokens,
         numRequestsWaiting: r.numRequestsWaiting,
         seq: r.seq,
-        busy: false,
+        busyFor: perClass(() => false),
       };
       worker.ranks.set(r.dpRank, state);
       this.rankTotal++;
@@ -222,23 +224,34 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       state.numRequestsWaiting = r.numRequestsWaiting;
       state.seq = r.seq;
     }
-    this.setRankBusy(worker, state, isRankBusy(state, this.thresholds.effective(worker.model)));
+    this.judge(worker, state, this.thresholds.byClass(worker.model));
     return state;
   }
 
-  private setRankBusy(worker: WorkerEntry, state: RankState, busy: boolean): void {
-    if (state.busy === busy) return;
-    state.busy = busy;
-    worker.busyRanks += busy ? 1 : -1;
+  /** Judges a rank for every priority class, each with its own thresholds (contract §8). */
+  private judge(worker: WorkerEntry, state: RankState, t: ClassThresholds): void {
+    for (const c of PRIORITY_CLASSES) this.setRankBusy(worker, state, c, isRankBusy(state, t[c]));
+  }
+
+  private setRankBusy(
+    worker: WorkerEntry,
+    state: RankState,
+    c: PriorityClass,
+    busy: boolean,
+  ): void {
+    if (state.busyFor[c] === busy) return;
+    state.busyFor[c] = busy;
+    const own = worker.classes[c];
+    own.busyRanks += busy ? 1 : -1;
     // Contract §5: busy only when all ranks 0..dp_size-1 are busy; unreported ranks are not.
-    const workerBusy = worker.busyRanks === worker.dpSize;
-    if (workerBusy === worker.busy) return;
-    worker.busy = workerBusy;
+    const workerBusy = own.busyRanks === worker.dpSize;
+    if (workerBusy === own.busy) return;
+    own.busy = workerBusy;
     const model = this.models.get(worker.model);
-    if (workerBusy) model?.markBusy(worker);
-    else model?.markFree(worker);
-    this.log.busyChanged(worker, model);
-    for (const o of this.observers) o.busyChanged?.(worker);
+    if (workerBusy) model?.markBusy(worker, c);
+    else model?.markFree(worker, c);
+    if (c === 'standard') this.log.busyChanged(worker, model);
+    for (const o of this.observers) o.busyChanged?.(worker, c);
   }
 
   /** Thresholds changed: recompute every rank of the model (or of all models for `null`). */
@@ -246,11 +259,9 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     const models = modelName === null ? [...this.models.values()] : [this.models.get(modelName)];
     for (const model of models) {
       if (!model) continue;
-      const t: BusyThresholds = this.thresholds.effective(model.name);
+      const t = this.thresholds.byClass(model.name);
       for (const worker of model.workers.values()) {
-        for (const state of worker.ranks.values()) {
-          this.setRankBusy(worker, state, isRankBusy(state, t));
-        }
+        for (const state of worker.ranks.values()) this.judge(worker, state, t);
       }
     }
   }

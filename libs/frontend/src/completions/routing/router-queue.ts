@@ -46,6 +46,14 @@ export class RouterQueue<T> {
     return node.waiter;
   }
 
+  /** Removes the newest waiter. */
+  pop(): Waiter<T> | undefined {
+    const node = this.last;
+    if (!node) return undefined;
+    this.unlink(node);
+    return node.waiter;
+  }
+
   private unlink(node: Node<T>): boolean {
     if (!node.queued) return false;
     node.queued = false;

@@ -3,6 +3,7 @@ import { OVERLOAD_MESSAGE } from '@sluice/contracts';
 import { ServiceOverloadedError } from '../../admission/errors/service-overloaded.error';
 import { ModelNotFoundError, NoWorkersAvailableError } from '../errors/model-unavailable.error';
 import { FrontendConfig } from '../../config/frontend-config';
+import { PriorityClass } from '../../config/priority';
 import { RequestMetricsService } from '../../request-metrics/request-metrics.service';
 import { WorkerRegistry } from '../../worker-monitor/worker-registry.service';
 import { ThresholdsService } from '../../thresholds/thresholds.service';
@@ -64,14 +65,14 @@ describe('RouterService', () => {
     );
   };
 
-  const lease = (tokens: number, s = signal): Lease => {
-    const got = sut.acquire(M, tokens, s);
+  const lease = (tokens: number, s = signal, c: PriorityClass = 'standard'): Lease => {
+    const got = sut.acquire(M, tokens, s, c);
     if (got instanceof Promise) throw new Error('expected an immediate lease, got queued');
     return got;
   };
 
-  const waitFor = (tokens: number, s = signal): Promise<Lease> => {
-    const got = sut.acquire(M, tokens, s);
+  const waitFor = (tokens: number, s = signal, c: PriorityClass = 'standard'): Promise<Lease> => {
+    const got = sut.acquire(M, tokens, s, c);
     if (!(got instanceof Promise)) throw new Error(`expected queueing, got ${got.worker.id}`);
     return got;
   };
@@ -229,5 +230,85 @@ describe('RouterService', () => {
     holder.release();
     await Promise.all([stays, third]);
     expect(traffic.peek(holder.worker).promptTokens).toBe(9 + 1); // the aborted 7 never got a lease
+  });
+
+  describe('priority classes (contract §8)', () => {
+    // Decode threshold 0.9: sheddable 0.72, critical 1 (1.08 capped).
+    it("routes a class's request only to workers free for that class", () => {
+      build({ routerQueueThreshold: null });
+      report('critical-only', 95);
+      report('not-sheddable', 80);
+      const ids = (c: PriorityClass, n: number): string[] =>
+        Array.from({ length: n }, () => lease(1, signal, c).worker.id).sort();
+      expect(new Set(ids('critical', 4))).toEqual(new Set(['critical-only', 'not-sheddable']));
+      expect(new Set(ids('standard', 4))).toEqual(new Set(['not-sheddable']));
+      expect(() => sut.acquire(M, 1, signal, 'sheddable')).toThrow(OVERLOAD_MESSAGE);
+    });
+
+    it('retries a failed worker only on another worker free for the class', () => {
+      build({ routerQueueThreshold: null });
+      report('a', 95);
+      report('b', 95);
+      report('c', 10);
+      const first = registry.model(M)?.workers.get('a');
+      if (!first) throw new Error('no worker a');
+      expect(sut.acquireOther(first, 1, 'standard')?.worker.id).toBe('c');
+      const ids = new Set(
+        Array.from({ length: 6 }, () => sut.acquireOther(first, 1, 'critical')?.worker.id),
+      );
+      expect(ids).toEqual(new Set(['b', 'c']));
+    });
+
+    it('serves the queue critical first, then standard, then sheddable, FIFO within a class', async () => {
+      build({ routerQueueMaxDepth: 10 });
+      report('w1');
+      const order: string[] = [];
+      const leases = new Map<string, Lease>();
+      const queue = (name: string, c: PriorityClass): Promise<void> =>
+        waitFor(120, signal, c).then((l) => {
+          order.push(name);
+          leases.set(name, l);
+        });
+      let holder = lease(150);
+      void queue('shed-1', 'sheddable');
+      void queue('std-1', 'standard');
+      void queue('crit-1', 'critical');
+      void queue('shed-2', 'sheddable');
+      void queue('crit-2', 'critical');
+      void queue('std-2', 'standard');
+      // Each lease fills the worker (120 > 1 x 100): one waiter goes per release.
+      for (let i = 0; i < 6; i++) {
+        holder.release();
+        await flush();
+        expect(order).toHaveLength(i + 1);
+        holder = leases.get(order[i]) as Lease;
+      }
+      expect(order).toEqual(['crit-1', 'crit-2', 'std-1', 'std-2', 'shed-1', 'shed-2']);
+    });
+
+    it('lets a request overtake queued waiters of lower classes, never its own or higher', async () => {
+      report('w1', 95); // free for critical only
+      const standard = waitFor(1);
+      expect(lease(1, signal, 'critical').worker.id).toBe('w1');
+      // The worker frees up for standard: the queued request goes first.
+      report('w1', 10);
+      await expect(standard).resolves.toMatchObject({ worker: { id: 'w1' } });
+    });
+
+    it('makes room in a full queue by refusing the newest waiter of the lowest class', async () => {
+      report('w1');
+      lease(150);
+      const oldShed = waitFor(1, signal, 'sheddable');
+      const newShed = waitFor(1, signal, 'sheddable');
+      const crit = waitFor(1, signal, 'critical'); // full (depth 2): the newest sheddable goes
+      await expect(newShed).rejects.toThrow(/router queue is full/);
+      const std = waitFor(1, signal, 'standard'); // the other sheddable goes
+      await expect(oldShed).rejects.toThrow(/router queue is full/);
+      expect(() => sut.acquire(M, 1, signal, 'sheddable')).toThrow(/router queue is full/);
+      expect(() => sut.acquire(M, 1, signal, 'standard')).toThrow(/router queue is full/);
+      expect(queued.dec).toHaveBeenCalledTimes(2);
+      void crit.catch(() => undefined);
+      void std.catch(() => undefined);
+    });
   });
 });

@@ -1,12 +1,13 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { FrontendConfig } from '../../config/frontend-config';
+import { DEFAULT_PRIORITY, PRIORITY_CLASSES, PriorityClass } from '../../config/priority';
 import { ServiceOverloadedError } from '../../admission/errors/service-overloaded.error';
 import { overloadRefusal } from '../../admission/refusal';
 import { ModelNotFoundError, NoWorkersAvailableError } from '../errors/model-unavailable.error';
 import { RequestMetricsService } from '../../request-metrics/request-metrics.service';
 import { ModelEntry, RankState, WorkerEntry } from '../../worker-monitor/worker-entry';
 import { RegistryObserver, WorkerRegistry } from '../../worker-monitor/worker-registry.service';
-import { RouterQueue } from './router-queue';
+import { ClassQueues } from './class-queues';
 import { ModelRoute, pickWorker } from './worker-picker';
 import { WorkerTraffic } from './worker-traffic';
 
@@ -26,13 +27,16 @@ const QUEUE_TIMEOUT = overloadRefusal(
 );
 
 /**
- * Picks a non-busy worker for each request (`--router-mode`) and, with
- * `--router-queue-threshold F`, holds requests in a bounded FIFO while every free worker already
- * has more than F × max_num_batched_tokens prompt tokens in flight from this frontend.
+ * Picks a worker that is not busy for the request's priority class (`--router-mode`) and, with
+ * `--router-queue-threshold F`, holds requests in a bounded queue while every such worker
+ * already has more than F × max_num_batched_tokens prompt tokens in flight from this frontend.
+ * The queue serves critical requests first, then standard, then sheddable, each class in
+ * arrival order; a full queue makes room for a request by refusing the newest waiter of a lower
+ * class.
  */
 @Injectable()
 export class RouterService implements OnModuleInit, RegistryObserver {
-  private readonly queues = new Map<string, RouterQueue<Lease>>();
+  private readonly queues = new Map<string, ClassQueues<Lease>>();
   private readonly routes = new Map<string, ModelRoute>();
   private readonly eligible: ((w: WorkerEntry) => boolean) | null;
   private readonly admissionOn: boolean;
@@ -58,27 +62,36 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     this.registry.observe(this);
   }
 
-  /** `cancel.signal` is read only if the request has to wait in the queue. */
+  /**
+   * A worker for a request of class `priority`, now or (queued) later. `cancel.signal` is read
+   * only if the request has to wait in the queue.
+   */
   acquire(
     modelName: string,
     promptTokens: number,
     cancel: { readonly signal: AbortSignal },
+    priority: PriorityClass = DEFAULT_PRIORITY,
   ): Lease | Promise<Lease> {
     const model = this.registry.model(modelName);
     if (!model) throw new ModelNotFoundError(modelName);
     if (model.workers.size === 0) throw new NoWorkersAvailableError(modelName);
-    const queued = this.queues.get(modelName)?.size ?? 0;
-    const worker = queued > 0 ? undefined : this.pick(model);
+    // Waiters of the same or a higher class go first; lower ones may be overtaken.
+    const ahead = this.queues.get(modelName)?.aheadOf(priority) ?? 0;
+    const worker = ahead > 0 ? undefined : this.pick(model, priority);
     if (worker) return this.lease(worker, promptTokens);
     // No candidate at all: every worker turned busy since the admission guard looked.
     if (this.eligible === null) throw new ServiceOverloadedError(modelName);
-    return this.enqueue(model, promptTokens, cancel.signal);
+    return this.enqueue(model, promptTokens, cancel.signal, priority);
   }
 
   /** A second worker for a request whose first worker failed before answering; no queueing. */
-  acquireOther(failed: WorkerEntry, promptTokens: number): Lease | undefined {
+  acquireOther(
+    failed: WorkerEntry,
+    promptTokens: number,
+    priority: PriorityClass = DEFAULT_PRIORITY,
+  ): Lease | undefined {
     const model = this.registry.model(failed.model);
-    const worker = model && this.pick(model, failed);
+    const worker = model && this.pick(model, priority, failed);
     return worker ? this.lease(worker, promptTokens) : undefined;
   }
 
@@ -86,8 +99,8 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     if (this.queues.get(worker.model)?.size) this.drain(worker.model);
   }
 
-  busyChanged(worker: WorkerEntry): void {
-    if (!worker.busy) this.drain(worker.model);
+  busyChanged(worker: WorkerEntry, c: PriorityClass): void {
+    if (!worker.busyFor(c)) this.drain(worker.model);
   }
 
   workerRemoved(): void {
@@ -98,9 +111,17 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     this.routes.delete(name);
   }
 
-  private pick(model: ModelEntry, exclude?: WorkerEntry): WorkerEntry | undefined {
-    const candidates =
-      model.free.length > 0 || this.admissionOn ? model.free : [...model.workers.values()];
+  /**
+   * A worker free for class `c`; with admission control off and none free, any worker (nothing
+   * is refused then).
+   */
+  private pick(
+    model: ModelEntry,
+    c: PriorityClass,
+    exclude?: WorkerEntry,
+  ): WorkerEntry | undefined {
+    const free = model.freeFor[c];
+    const candidates = free.length > 0 || this.admissionOn ? free : [...model.workers.values()];
     let route = this.routes.get(model.name);
     if (!route) {
       route = { cursor: 0, traffic: this.traffic };
@@ -135,14 +156,22 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     };
   }
 
-  private enqueue(model: ModelEntry, promptTokens: number, signal: AbortSignal): Promise<Lease> {
+  private enqueue(
+    model: ModelEntry,
+    promptTokens: number,
+    signal: AbortSignal,
+    priority: PriorityClass,
+  ): Promise<Lease> {
     let queue = this.queues.get(model.name);
     if (!queue) {
-      queue = new RouterQueue<Lease>();
+      queue = new ClassQueues<Lease>();
       this.queues.set(model.name, queue);
     }
     if (queue.size >= this.config.routerQueueMaxDepth) {
-      throw new ServiceOverloadedError(model.name, QUEUE_FULL);
+      // Full: a waiter of a lower class gives up its place, else the newcomer is refused.
+      const evicted = queue.evictBelow(priority);
+      if (!evicted) throw new ServiceOverloadedError(model.name, QUEUE_FULL);
+      evicted.reject(new ServiceOverloadedError(model.name, QUEUE_FULL));
     }
     const q = queue;
     return new Promise<Lease>((resolve, reject) => {
@@ -152,7 +181,7 @@ export class RouterService implements OnModuleInit, RegistryObserver {
         signal.removeEventListener('abort', onAbort);
         gauge.dec({ model: model.name });
       };
-      const remove = q.push({
+      const remove = q.push(priority, {
         promptTokens,
         resolve: (lease) => {
           done();
@@ -178,16 +207,20 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     });
   }
 
+  /** Hands free workers to waiters: critical ones first, each class in arrival order. */
   private drain(modelName: string): void {
     const queue = this.queues.get(modelName);
     const model = this.registry.model(modelName);
     if (!queue || !model) return;
-    while (queue.size > 0) {
-      const worker = this.pick(model);
-      if (!worker) return;
-      const waiter = queue.shift();
-      if (!waiter) return;
-      waiter.resolve(this.lease(worker, waiter.promptTokens));
+    for (const c of PRIORITY_CLASSES) {
+      const waiting = queue.of(c);
+      while (waiting.size > 0) {
+        const worker = this.pick(model, c);
+        if (!worker) break;
+        const waiter = waiting.shift();
+        if (!waiter) break;
+        waiter.resolve(this.lease(worker, waiter.promptTokens));
+      }
     }
   }
 }

@@ -14,7 +14,7 @@ const worker = (id: string, inflightPromptTokens = 0, kv = 0): WorkerEntry => {
     maxNumBatchedTokens: undefined,
     prefillReported: true,
     seq: undefined,
-    busy: false,
+    busyFor: { critical: false, standard: false, sheddable: false },
   });
   return w;
 };

@@ -108,6 +108,28 @@ export class WorkerStatusDto {
   ranks!: RankStatusDto[];
 }
 
+/** One priority class of a model (contract §8): its workers judged with the class's thresholds. */
+export class PriorityClassStatusDto {
+  @ApiProperty({ example: 1, description: 'live workers not busy for this class' })
+  workers_free!: number;
+
+  @ApiProperty({
+    description: 'every live worker is busy for this class: its requests are refused',
+  })
+  all_busy!: boolean;
+}
+
+export class PriorityClassesStatusDto {
+  @ApiProperty({ type: PriorityClassStatusDto, description: 'thresholds x the critical factor' })
+  critical!: PriorityClassStatusDto;
+
+  @ApiProperty({ type: PriorityClassStatusDto, description: 'the configured thresholds' })
+  standard!: PriorityClassStatusDto;
+
+  @ApiProperty({ type: PriorityClassStatusDto, description: 'thresholds x the sheddable factor' })
+  sheddable!: PriorityClassStatusDto;
+}
+
 /** One model: its effective thresholds (as in `GET /busy_threshold`), traffic and workers. */
 export class ModelStatusDto extends ThresholdEntryDto {
   @ApiProperty({ description: 'every live worker is busy (requests are rejected when enforced)' })
@@ -127,6 +149,12 @@ export class ModelStatusDto extends ThresholdEntryDto {
 
   @ApiProperty({ example: 1 })
   workers_busy!: number;
+
+  @ApiProperty({
+    type: PriorityClassesStatusDto,
+    description: 'per priority class: how many workers are free for it, and whether it is refused',
+  })
+  priority_classes!: PriorityClassesStatusDto;
 
   @ApiProperty({ description: 'workers left out of `workers` to keep the answer small' })
   workers_omitted!: number;

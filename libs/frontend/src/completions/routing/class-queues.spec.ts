@@ -1,0 +1,43 @@
+import { ClassQueues } from './class-queues';
+import { Waiter } from './router-queue';
+
+const waiter = (promptTokens: number): Waiter<string> => ({
+  promptTokens,
+  resolve: jest.fn(),
+  reject: jest.fn(),
+});
+
+describe('ClassQueues', () => {
+  let sut: ClassQueues<string>;
+
+  beforeEach(() => {
+    sut = new ClassQueues<string>();
+    sut.push('sheddable', waiter(1));
+    sut.push('standard', waiter(2));
+    sut.push('sheddable', waiter(3));
+    sut.push('critical', waiter(4));
+  });
+
+  it('counts the waiters a newcomer of each class may not overtake', () => {
+    expect(sut.size).toBe(4);
+    expect(sut.aheadOf('critical')).toBe(1);
+    expect(sut.aheadOf('standard')).toBe(2);
+    expect(sut.aheadOf('sheddable')).toBe(4);
+  });
+
+  it('keeps each class in arrival order', () => {
+    expect(sut.of('sheddable').shift()?.promptTokens).toBe(1);
+    expect(sut.of('sheddable').shift()?.promptTokens).toBe(3);
+    expect(sut.of('sheddable').shift()).toBeUndefined();
+  });
+
+  it('gives up the newest waiter of the lowest class below the newcomer, and none of its own', () => {
+    expect(sut.evictBelow('critical')?.promptTokens).toBe(3);
+    expect(sut.evictBelow('standard')?.promptTokens).toBe(1);
+    expect(sut.evictBelow('standard')).toBeUndefined();
+    expect(sut.evictBelow('critical')?.promptTokens).toBe(2);
+    expect(sut.evictBelow('sheddable')).toBeUndefined();
+    expect(sut.evictBelow('critical')).toBeUndefined();
+    expect(sut.size).toBe(1);
+  });
+});

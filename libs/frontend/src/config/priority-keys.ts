@@ -1,0 +1,46 @@
+import { readFileSync } from 'node:fs';
+import { FrontendConfigError } from './frontend-config.error';
+import { PRIORITY_CLASSES, PriorityClass } from './priority';
+
+/** An API key and the highest priority class its requests may have. */
+export interface PriorityKey {
+  readonly key: string;
+  readonly max: PriorityClass;
+}
+
+/**
+ * `--priority-key-file FILE`: one `CLASS:API_KEY` a line (`#` comments, blank lines ignored),
+ * read once at start. Key values never reach an error message.
+ */
+export function readPriorityKeys(path: string, source: string): PriorityKey[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    throw new FrontendConfigError(source, path, `cannot read the file (${code})`);
+  }
+  const keys: PriorityKey[] = [];
+  const seen = new Set<string>();
+  text.split(/\r?\n/).forEach((raw, index) => {
+    const line = raw.replace(/#.*$/, '').trim();
+    if (!line) return;
+    const where = `${path}:${index + 1}`;
+    const i = line.indexOf(':');
+    const max = line.slice(0, Math.max(i, 0)) as PriorityClass;
+    const key = line.slice(i + 1);
+    if (!PRIORITY_CLASSES.includes(max) || key === '' || /\s/.test(key)) {
+      throw new FrontendConfigError(
+        source,
+        max && PRIORITY_CLASSES.includes(max) ? `${where} ${max}:<hidden>` : `${where} <hidden>`,
+        `expected CLASS:API_KEY lines, CLASS one of ${PRIORITY_CLASSES.join(', ')}, the key without spaces`,
+      );
+    }
+    if (seen.has(key)) {
+      throw new FrontendConfigError(source, `${where} ${max}:<hidden>`, 'this key is listed twice');
+    }
+    seen.add(key);
+    keys.push({ key, max });
+  });
+  return keys;
+}
