@@ -1,5 +1,6 @@
 import { CreateThresholdTables1764460800000 } from './1764460800000-CreateThresholdTables';
 import { AddWaitingRequestsThreshold1796083200000 } from './1796083200000-AddWaitingRequestsThreshold';
+import { AddThresholdChangeSafety1796156400000 } from './1796156400000-AddThresholdChangeSafety';
 import { AddAdmissionControl1796157600000 } from './1796157600000-AddAdmissionControl';
 
 /**
@@ -10,5 +11,6 @@ import { AddAdmissionControl1796157600000 } from './1796157600000-AddAdmissionCo
 export const ALL_MIGRATIONS = [
   CreateThresholdTables1764460800000,
   AddWaitingRequestsThreshold1796083200000,
+  AddThresholdChangeSafety1796156400000,
   AddAdmissionControl1796157600000,
 ];

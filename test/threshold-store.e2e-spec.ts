@@ -36,8 +36,9 @@ function requireOutsideJest(id: string): unknown {
 
 const MIGRATION = 'CreateThresholdTables1764460800000';
 const WAITING_MIGRATION = 'AddWaitingRequestsThreshold1796083200000';
+const SAFETY_MIGRATION = 'AddThresholdChangeSafety1796156400000';
 const ADMISSION_MIGRATION = 'AddAdmissionControl1796157600000';
-const MIGRATIONS = [MIGRATION, WAITING_MIGRATION, ADMISSION_MIGRATION];
+const MIGRATIONS = [MIGRATION, WAITING_MIGRATION, SAFETY_MIGRATION, ADMISSION_MIGRATION];
 const META = { actor: 'alice', source: '127.0.0.1', requestId: 'req-1' };
 const NONE: ThresholdValues = {
   activeDecodeBlocks: null,
@@ -252,11 +253,17 @@ describe.each([
       );
     expect(await column('waiting_requests_threshold')).toHaveLength(1);
     expect(await column('admission_control')).toHaveLength(1);
+    // The migrations after it go first, newest first.
+    const reverted: Array<string | null> = [];
     try {
-      expect(await revertLastMigration(dataSource)).toBe(ADMISSION_MIGRATION);
-      expect(await column('admission_control')).toHaveLength(0);
-      expect(await column('waiting_requests_threshold')).toHaveLength(1);
-      expect(await revertLastMigration(dataSource)).toBe(WAITING_MIGRATION);
+      while (reverted.length < MIGRATIONS.length && reverted.at(-1) !== WAITING_MIGRATION) {
+        reverted.push(await revertLastMigration(dataSource));
+        if (reverted.at(-1) === ADMISSION_MIGRATION) {
+          expect(await column('admission_control')).toHaveLength(0);
+          expect(await column('waiting_requests_threshold')).toHaveLength(1);
+        }
+      }
+      expect(reverted).toEqual(MIGRATIONS.slice(MIGRATIONS.indexOf(WAITING_MIGRATION)).reverse());
       expect(await column('waiting_requests_threshold')).toHaveLength(0);
       const rows = await dataSource.query<{ model: string; d: number }[]>(
         'SELECT model, active_decode_blocks_threshold AS d FROM model_thresholds',
@@ -264,7 +271,7 @@ describe.each([
       expect(rows).toEqual([{ model: 'kept', d: 0.7 }]);
       expect(await checks()).toEqual([]);
     } finally {
-      expect(await runMigrations(dataSource)).toEqual([WAITING_MIGRATION, ADMISSION_MIGRATION]);
+      expect(await runMigrations(dataSource)).toEqual([...reverted].reverse());
     }
     expect(await column('waiting_requests_threshold')).toHaveLength(1);
     expect(await column('admission_control')).toHaveLength(1);
@@ -400,7 +407,7 @@ describe('migration CLI (dist/apps/migrate/main.js)', () => {
       await ok(
         ['run', ...url],
         new RegExp(
-          `applied ${MIGRATION}[\\s\\S]*${WAITING_MIGRATION}[\\s\\S]*${ADMISSION_MIGRATION}`,
+          `applied ${MIGRATION}[\\s\\S]*${WAITING_MIGRATION}[\\s\\S]*${SAFETY_MIGRATION}[\\s\\S]*${ADMISSION_MIGRATION}`,
         ),
       );
       expect(await tables()).toHaveLength(2);
@@ -408,6 +415,7 @@ describe('migration CLI (dist/apps/migrate/main.js)', () => {
       await ok(['run', ...url], /up to date/);
       await ok(['revert', ...url], new RegExp(`reverted ${ADMISSION_MIGRATION}`));
       expect(await waitingColumn()).toHaveLength(1);
+      await ok(['revert', ...url], new RegExp(`reverted ${SAFETY_MIGRATION}`));
       await ok(['revert', ...url], new RegExp(`reverted ${WAITING_MIGRATION}`));
       expect(await tables()).toHaveLength(2);
       expect(await waitingColumn()).toHaveLength(0);

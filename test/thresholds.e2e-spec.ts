@@ -382,7 +382,12 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
       'admission_control',
     ];
     // The threshold fields are generated from one table; the document must read as hand-written.
-    expect(Object.keys(schemas.SetThresholdDto.properties ?? {})).toEqual(['model', ...keys]);
+    expect(Object.keys(schemas.SetThresholdDto.properties ?? {})).toEqual([
+      'model',
+      ...keys,
+      'reason',
+      'ttl_secs',
+    ]);
     expect(schemas.SetThresholdDto.required).toEqual(['model']);
     expect(Object.keys(schemas.ThresholdValuesDto.properties ?? {})).toEqual(keys);
     expect(schemas.ThresholdValuesDto.required).toEqual(keys);

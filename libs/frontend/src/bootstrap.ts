@@ -14,6 +14,7 @@ import { installHttp } from './http/install-http';
 import { PinoLoggerService, requestIdFor } from './http/logging';
 import { describePriority } from './priority/describe-priority';
 import { describeAdmission } from './thresholds/describe-admission';
+import { ThresholdSyncService } from './thresholds/threshold-sync.service';
 import { connectMonitor } from './transport/connect-monitor';
 
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -123,6 +124,9 @@ async function startMonitor(
   try {
     await app.startAllMicroservices();
     connected = true;
+    // A change another replica announced between the load at start and the subscription was
+    // not heard (a revert of an expired temporary change is often just then): read again now.
+    await app.get(ThresholdSyncService).resyncAll();
   } catch (err) {
     log.error(
       `worker monitor could not start on ${bus}: ${err instanceof Error ? err.message : String(err)}`,

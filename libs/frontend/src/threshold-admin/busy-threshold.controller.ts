@@ -2,15 +2,25 @@ import {
   Body,
   Controller,
   Get,
+  Headers,
   HttpCode,
   Post,
   Query,
   Req,
+  Res,
   UseGuards,
   UsePipes,
   ValidationPipe,
 } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiHeader,
+  ApiOkResponse,
+  ApiOperation,
+  ApiPreconditionFailedResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import { AdminAuthGuard, AdminRequest } from './admin-auth.guard';
 import { DeclaredKeysPipe } from './declared-keys.pipe';
 import { AuditPageDto, AuditQueryDto } from './dto/audit.dto';
@@ -24,6 +34,11 @@ const adminPipe = new ValidationPipe({
   forbidNonWhitelisted: true,
   transform: true,
 });
+
+/** What a handler needs of the reply to add a header (Fastify's and Express's both have it). */
+interface HeaderSink {
+  header(name: string, value: string): unknown;
+}
 
 /** The request's id (the caller's `x-request-id` when it sent a sane one), echoed in the reply. */
 function requestId(req: AdminRequest): string | null {
@@ -53,16 +68,45 @@ export class BusyThresholdController {
   @ApiOperation({
     summary: 'Read (only `model`) or change a model’s thresholds and admission mode',
     description:
-      'A value (a number; for `admission_control` one of `token-capacity`, `shadow`, `none`) sets the per-model value, `null` clears it (the global flag applies again), an absent key is unchanged. Stored with an audit row in one transaction; applies on every replica within 1 s.',
+      'A value (a number; for `admission_control` one of `token-capacity`, `shadow`, `none`) sets the per-model value, `null` clears it (the global flag applies again), an absent key is unchanged. Stored with an audit row in one transaction; applies on every replica within 1 s. ' +
+      'Every answer carries the ETag of the model’s stored state; a change sent with `If-Match` applies only while that is still the stored state (else 412, nothing changed). ' +
+      'With `ttl_secs` the change is temporary: when it expires, each key it set returns to its value from before, unless a later write set that key again (a later temporary change of the key keeps the value to return to, with its own expiry).',
   })
-  @ApiOkResponse({ type: ThresholdEntryDto })
-  set(@Body() dto: SetThresholdDto, @Req() req: AdminRequest): Promise<ThresholdEntryDto> {
+  @ApiHeader({
+    name: 'If-Match',
+    required: false,
+    description:
+      'Writes only: the ETag of a read (`"42"`), a list of them, or `*` (the model was changed before). Reads ignore it.',
+  })
+  @ApiOkResponse({
+    type: ThresholdEntryDto,
+    headers: {
+      ETag: {
+        description:
+          'Strong entity tag of the model’s stored state (the id of the audit entry of its newest change, `"0"` if never changed); any stored change gives a new one.',
+        schema: { type: 'string', example: '"42"' },
+      },
+    },
+  })
+  @ApiBadRequestResponse({ description: 'invalid body or If-Match; nothing changed' })
+  @ApiPreconditionFailedResponse({
+    description:
+      'If-Match does not match the stored state; nothing changed. Body: `{"message":…,"type":"precondition_failed","code":412}`.',
+  })
+  async set(
+    @Body() dto: SetThresholdDto,
+    @Req() req: AdminRequest,
+    @Headers('if-match') ifMatch: string | undefined,
+    @Res({ passthrough: true }) reply: HeaderSink,
+  ): Promise<ThresholdEntryDto> {
     const meta = {
       actor: req.sluiceActor ?? 'anonymous',
       source: req.ip,
       requestId: requestId(req),
     };
-    return this.admin.set(dto, meta, req.sluiceAdmin !== undefined);
+    const answer = await this.admin.set(dto, meta, req.sluiceAdmin !== undefined, ifMatch);
+    reply.header('ETag', answer.etag);
+    return answer.entry;
   }
 
   @Get('audit')

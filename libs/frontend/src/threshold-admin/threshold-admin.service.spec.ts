@@ -1,4 +1,4 @@
-import { Logger } from '@nestjs/common';
+import { BadRequestException, Logger } from '@nestjs/common';
 import { FrontendConfig } from '../config/frontend-config';
 import { THRESHOLD_KEYS } from '../thresholds/busy-thresholds';
 import {
@@ -6,11 +6,13 @@ import {
   ChangeOutcomeUnknownError,
   ThresholdRepository,
   ThresholdValues,
+  VersionMismatchError,
 } from '../thresholds/persistence';
 import { ThresholdSyncService } from '../thresholds/threshold-sync.service';
 import { ThresholdsService } from '../thresholds/thresholds.service';
 import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
 import { SetThresholdDto } from './dto/set-threshold.dto';
+import { ThresholdPreconditionFailedError } from './errors/threshold-precondition-failed.error';
 import {
   ThresholdChangeUnconfirmedError,
   ThresholdStoreUnavailableError,
@@ -26,13 +28,14 @@ const dto = (fields: Record<string, unknown>): SetThresholdDto =>
 describe('ThresholdAdminService', () => {
   let thresholds: ThresholdsService;
   let repository: { applyChange: jest.Mock; listAudit: jest.Mock };
-  let sync: Record<'markStore' | 'applyLocal' | 'announce' | 'resyncAll', jest.Mock>;
+  let sync: Record<'markStore' | 'applyLocal' | 'announce' | 'resyncAll' | 'versionOf', jest.Mock>;
   let sut: ThresholdAdminService;
 
   beforeAll(() => {
     Logger.overrideLogger(false);
   });
   beforeEach(() => {
+    const versions = new Map<string, string>();
     const config = new FrontendConfig({
       thresholds: { ...NONE, activeDecodeBlocks: 0.9 },
     });
@@ -44,9 +47,11 @@ describe('ThresholdAdminService', () => {
     repository = { applyChange: jest.fn(), listAudit: jest.fn() };
     sync = {
       markStore: jest.fn(),
-      applyLocal: jest.fn((model: string, values: ThresholdValues) =>
-        thresholds.setOverride(model, values),
-      ),
+      applyLocal: jest.fn((model: string, values: ThresholdValues, version: string) => {
+        thresholds.setOverride(model, values);
+        versions.set(model, version);
+      }),
+      versionOf: jest.fn((model: string) => versions.get(model) ?? '0'),
       announce: jest.fn(),
       resyncAll: jest.fn(() => Promise.resolve()),
     };
@@ -66,11 +71,13 @@ describe('ThresholdAdminService', () => {
     ]);
   });
 
-  it('answers a read (only `model`) from memory, without touching the store', async () => {
-    await expect(sut.set(dto({ model: 'm' }), META)).resolves.toMatchObject({
-      model: 'm',
-      active_decode_blocks_threshold: 0.9,
+  it('answers a read (only `model`) from memory with its ETag, without touching the store', async () => {
+    sync.applyLocal('m', { ...NONE, activeDecodeBlocks: 0.7 }, '41');
+    await expect(sut.set(dto({ model: 'm' }), META, false, '"1"')).resolves.toEqual({
+      entry: expect.objectContaining({ model: 'm', active_decode_blocks_threshold: 0.7 }),
+      etag: '"41"',
     });
+    expect((await sut.set(dto({ model: 'never' }), META)).etag).toBe('"0"');
     expect(repository.applyChange).not.toHaveBeenCalled();
   });
 
@@ -78,12 +85,62 @@ describe('ThresholdAdminService', () => {
     const after = { ...NONE, activeDecodeBlocks: 0.5 };
     const applied = { before: NONE, after, audit: { id: '7' } } as AppliedChange;
     repository.applyChange.mockResolvedValue(applied);
-    const entry = await sut.set(dto({ model: 'm', active_decode_blocks_threshold: 0.5 }), META);
-    expect(repository.applyChange).toHaveBeenCalledWith('m', { activeDecodeBlocks: 0.5 }, META);
+    const answer = await sut.set(dto({ model: 'm', active_decode_blocks_threshold: 0.5 }), META);
+    expect(repository.applyChange).toHaveBeenCalledWith(
+      'm',
+      { activeDecodeBlocks: 0.5 },
+      { ...META, reason: undefined },
+      { ifMatch: undefined, ttlSecs: undefined },
+    );
     expect(sync.markStore).toHaveBeenCalledWith(true);
     expect(sync.applyLocal).toHaveBeenCalledWith('m', after, '7');
     expect(sync.announce).toHaveBeenCalledWith('m');
-    expect(entry).toMatchObject({ model: 'm', active_decode_blocks_threshold: 0.5 });
+    expect(answer).toEqual({
+      entry: expect.objectContaining({ model: 'm', active_decode_blocks_threshold: 0.5 }),
+      etag: '"7"',
+    });
+  });
+
+  it('hands the store the If-Match condition, the TTL and the reason', async () => {
+    const applied = { before: NONE, after: NONE, audit: { id: '9' } } as AppliedChange;
+    repository.applyChange.mockResolvedValue(applied);
+    await sut.set(
+      dto({ model: 'm', waiting_requests_threshold: 2, reason: 'why', ttl_secs: 60 }),
+      META,
+      false,
+      '"8", W/"7"',
+    );
+    expect(repository.applyChange).toHaveBeenCalledWith(
+      'm',
+      { waitingRequests: 2 },
+      { ...META, reason: 'why' },
+      { ifMatch: { versions: ['8'] }, ttlSecs: 60 },
+    );
+  });
+
+  it('answers 412 when If-Match no longer holds, and serves the state the store reported', async () => {
+    const current = { values: { ...NONE, activeDecodeBlocks: 0.3 }, version: '12' };
+    repository.applyChange.mockRejectedValue(new VersionMismatchError('m', current));
+    const change = dto({ model: 'm', active_decode_blocks_threshold: 0.5 });
+    await expect(sut.set(change, META, false, '"11"')).rejects.toThrow(
+      ThresholdPreconditionFailedError,
+    );
+    expect(sync.announce).not.toHaveBeenCalled();
+    expect(sut.read('m')).toEqual({
+      entry: expect.objectContaining({ active_decode_blocks_threshold: 0.3 }),
+      etag: '"12"',
+    });
+  });
+
+  it('refuses reason or ttl_secs without a threshold to change, and a malformed If-Match, with 400', async () => {
+    for (const fields of [{ reason: 'x' }, { ttl_secs: 5 }]) {
+      await expect(sut.set(dto({ model: 'm', ...fields }), META)).rejects.toThrow(
+        BadRequestException,
+      );
+    }
+    const change = dto({ model: 'm', active_decode_blocks_threshold: 0.5 });
+    await expect(sut.set(change, META, false, 'not-a-tag')).rejects.toThrow(BadRequestException);
+    expect(repository.applyChange).not.toHaveBeenCalled();
   });
 
   it('refuses with 503 when the store fails, changing nothing, and names the cause only to an admin', async () => {
@@ -115,12 +172,19 @@ describe('ThresholdAdminService', () => {
       after: {},
       source: 's',
       requestId: 'r',
+      reason: null,
+      expiresAt: '2026-12-01T12:00:00.000Z',
     };
     repository.listAudit.mockResolvedValueOnce({ entries: [entry], next: null });
     const page = await sut.audit({ model: 'm' });
     expect(repository.listAudit).toHaveBeenCalledWith({ model: 'm', limit: 50, before: undefined });
     expect(page).toEqual({
-      entries: [{ id: '1', at: 'now', actor: 'a', model: 'm', before: {}, after: {}, source: 's' }],
+      entries: [
+        {
+          ...{ id: '1', at: 'now', actor: 'a', model: 'm', before: {}, after: {}, source: 's' },
+          ...{ reason: null, expires_at: '2026-12-01T12:00:00.000Z' },
+        },
+      ],
       next: null,
     });
     repository.listAudit.mockRejectedValueOnce(new Error('down'));

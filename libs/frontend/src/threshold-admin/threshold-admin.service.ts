@@ -1,19 +1,24 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { BadRequestException, Injectable, Logger } from '@nestjs/common';
 import { LogThrottle } from '../worker-monitor/log-throttle';
 import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
 import { AuditPageDto, AuditQueryDto } from './dto/audit.dto';
 import { SetThresholdDto } from './dto/set-threshold.dto';
 import { ThresholdEntryDto } from '../thresholds/dto/threshold-entry.dto';
+import { ThresholdPreconditionFailedError } from './errors/threshold-precondition-failed.error';
 import {
   ThresholdChangeUnconfirmedError,
   ThresholdStoreUnavailableError,
 } from './errors/threshold-store-unavailable.error';
+import { etagOf, parseIfMatch } from './if-match';
 import {
+  AppliedChange,
   AuditMeta,
+  ChangeOptions,
   ChangeOutcomeUnknownError,
   ThresholdPatch,
   ThresholdRepository,
   ThresholdValues,
+  VersionMismatchError,
 } from '../thresholds/persistence';
 import { ThresholdSyncService } from '../thresholds/threshold-sync.service';
 import { AnyThresholds, THRESHOLD_SPECS } from '../thresholds/busy-thresholds';
@@ -25,6 +30,12 @@ const AUDIT_FAILURE_LOG_INTERVAL_MS = 10000;
 
 function describeError(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/** One model's entry and the ETag of the stored state it reflects. */
+export interface ThresholdAnswer {
+  entry: ThresholdEntryDto;
+  etag: string;
 }
 
 /** Contract §3.2: reads answer from memory; writes go to the database first, then apply. */
@@ -58,19 +69,68 @@ export class ThresholdAdminService {
     return [...models].sort().map((m) => this.entry(m));
   }
 
-  /** `reveal`: the caller holds a valid admin token and may read the database's error text. */
-  async set(dto: SetThresholdDto, meta: AuditMeta, reveal = false): Promise<ThresholdEntryDto> {
+  /** A read: the entry as this replica serves it, with the version it reflects. */
+  read(model: string): ThresholdAnswer {
+    return { entry: this.entry(model), etag: etagOf(this.sync.versionOf(model)) };
+  }
+
+  /**
+   * `reveal`: the caller holds a valid admin token and may read the database's error text.
+   * `ifMatch`: the request's If-Match header, checked by the store under the model's row lock.
+   */
+  async set(
+    dto: SetThresholdDto,
+    meta: AuditMeta,
+    reveal = false,
+    ifMatch?: string,
+  ): Promise<ThresholdAnswer> {
     const patch = this.patchOf(dto);
-    if (Object.keys(patch).length === 0) return this.entry(dto.model);
-    let applied;
+    if (Object.keys(patch).length === 0) {
+      if (dto.reason != null || dto.ttl_secs != null) {
+        throw new BadRequestException(['reason and ttl_secs need a threshold key to change']);
+      }
+      return this.read(dto.model);
+    }
+    const options = { ifMatch: parseIfMatch(ifMatch), ttlSecs: dto.ttl_secs ?? undefined };
+    const applied = await this.store(
+      dto.model,
+      patch,
+      { ...meta, reason: dto.reason },
+      reveal,
+      options,
+    );
+    this.sync.applyLocal(dto.model, applied.after, applied.audit.id);
+    const expiry = applied.audit.expiresAt ? `, reverts at ${applied.audit.expiresAt}` : '';
+    this.logger.log(
+      `thresholds of '${dto.model}' changed by ${meta.actor} from ${meta.source}: ` +
+        `${this.show(applied.before)} -> ${this.show(applied.after)} (audit ${applied.audit.id}${expiry})`,
+    );
+    this.sync.announce(dto.model);
+    return this.read(dto.model);
+  }
+
+  private async store(
+    model: string,
+    patch: ThresholdPatch,
+    meta: AuditMeta,
+    reveal: boolean,
+    options: ChangeOptions,
+  ): Promise<AppliedChange> {
     try {
-      applied = await this.repository.applyChange(dto.model, patch, meta);
+      const applied = await this.repository.applyChange(model, patch, meta, options);
       this.sync.markStore(true);
+      return applied;
     } catch (err) {
+      if (err instanceof VersionMismatchError) {
+        // The store told us its current state: serve it, so a read here gives the right ETag.
+        this.sync.markStore(true);
+        this.sync.applyLocal(model, err.current.values, err.current.version);
+        throw new ThresholdPreconditionFailedError();
+      }
       this.sync.markStore(false);
       if (err instanceof ChangeOutcomeUnknownError) {
         this.logger.error(
-          `threshold change for '${dto.model}' by ${meta.actor} unconfirmed (COMMIT sent, ` +
+          `threshold change for '${model}' by ${meta.actor} unconfirmed (COMMIT sent, ` +
             `no answer: it may be stored; resyncing): ${describeError(err)}`,
         );
         // If it was stored, the resync applies it here (and the periodic one, on peers).
@@ -78,17 +138,10 @@ export class ThresholdAdminService {
         throw new ThresholdChangeUnconfirmedError(describeError(err), reveal);
       }
       this.logger.error(
-        `threshold change for '${dto.model}' by ${meta.actor} failed: ${describeError(err)}`,
+        `threshold change for '${model}' by ${meta.actor} failed: ${describeError(err)}`,
       );
       throw new ThresholdStoreUnavailableError(describeError(err), reveal);
     }
-    this.sync.applyLocal(dto.model, applied.after, applied.audit.id);
-    this.logger.log(
-      `thresholds of '${dto.model}' changed by ${meta.actor} from ${meta.source}: ` +
-        `${this.show(applied.before)} -> ${this.show(applied.after)} (audit ${applied.audit.id})`,
-    );
-    this.sync.announce(dto.model);
-    return this.entry(dto.model);
   }
 
   async audit(query: AuditQueryDto, reveal = false): Promise<AuditPageDto> {
@@ -107,6 +160,8 @@ export class ThresholdAdminService {
           before: e.before,
           after: e.after,
           source: e.source,
+          reason: e.reason,
+          expires_at: e.expiresAt,
         })),
         next: page.next,
       };

@@ -12,7 +12,7 @@ const decode = (v: number): ThresholdValues => ({ ...NONE, activeDecodeBlocks: v
 
 describe('ThresholdSyncService', () => {
   let thresholds: ThresholdsService;
-  let repository: { load: jest.Mock; loadAll: jest.Mock };
+  let repository: { loadState: jest.Mock; loadStates: jest.Mock };
   let storeUp: { set: jest.Mock };
   let published: Array<{ subject: string; payload: object }>;
   let publish: jest.Mock;
@@ -24,7 +24,7 @@ describe('ThresholdSyncService', () => {
   beforeEach(() => {
     const config = new FrontendConfig({ namespace: 'ns', thresholds: decode(0.9) });
     thresholds = new ThresholdsService(config);
-    repository = { load: jest.fn(), loadAll: jest.fn() };
+    repository = { loadState: jest.fn(), loadStates: jest.fn() };
     storeUp = { set: jest.fn() };
     published = [];
     publish = jest.fn((subject: string, payload: object) => published.push({ subject, payload }));
@@ -47,7 +47,7 @@ describe('ThresholdSyncService', () => {
       },
     ]);
     await sut.onPeerChange(published[0].payload);
-    expect(repository.load).not.toHaveBeenCalled();
+    expect(repository.loadState).not.toHaveBeenCalled();
   });
 
   it('keeps the change when the bus cannot take the announcement (peers resync)', () => {
@@ -57,37 +57,63 @@ describe('ThresholdSyncService', () => {
     expect(() => sut.announce('m')).not.toThrow();
   });
 
-  it("applies a peer's change from the database, and clears what the database no longer holds", async () => {
-    repository.load.mockResolvedValueOnce(decode(0.5));
+  it("applies a peer's change from the database with its version, and clears what the database no longer holds", async () => {
+    repository.loadState.mockResolvedValueOnce({ values: decode(0.5), version: '12' });
     await sut.onPeerChange({ model: 'm', origin: 'other' });
     expect(thresholds.effective('m').activeDecodeBlocks).toBe(0.5);
-    repository.load.mockResolvedValueOnce(undefined);
+    expect(sut.versionOf('m')).toBe('12');
+    repository.loadState.mockResolvedValueOnce({ values: NONE, version: '13' });
     await sut.onPeerChange({ model: 'm', origin: 'other' });
     expect(thresholds.effective('m').activeDecodeBlocks).toBe(0.9);
+    expect(sut.versionOf('m')).toBe('13');
+    repository.loadState.mockResolvedValueOnce(undefined);
+    await sut.onPeerChange({ model: 'm', origin: 'other' });
+    expect(sut.versionOf('m')).toBe('0');
+  });
+
+  it('never lets a peer answer that arrives late replace a newer state', async () => {
+    sut.applyLocal('m', decode(0.6), '20');
+    repository.loadState.mockResolvedValueOnce({ values: decode(0.4), version: '19' });
+    await sut.onPeerChange({ model: 'm', origin: 'other' });
+    expect(thresholds.effective('m').activeDecodeBlocks).toBe(0.6);
+    expect(sut.versionOf('m')).toBe('20');
   });
 
   it('costs no query for a model name no replica could have stored', async () => {
     await sut.onPeerChange({ model: '', origin: 'other' });
     await sut.onPeerChange({ model: 'x'.repeat(300), origin: 'other' });
     await sut.onPeerChange('garbage');
-    expect(repository.load).not.toHaveBeenCalled();
+    expect(repository.loadState).not.toHaveBeenCalled();
   });
 
   it('never lets an older local write win over a newer one', () => {
+    expect(sut.versionOf('m')).toBe('0');
     sut.applyLocal('m', decode(0.6), '10');
     sut.applyLocal('m', decode(0.4), '9');
     expect(thresholds.effective('m').activeDecodeBlocks).toBe(0.6);
+    expect(sut.versionOf('m')).toBe('10');
   });
 
   it('resyncs everything stored, drops what is gone, and keeps the last values while the store is down', async () => {
     thresholds.setOverride('gone', decode(0.1));
-    repository.loadAll.mockResolvedValueOnce(new Map([['m', decode(0.3)]]));
+    sut.applyLocal('gone-too', NONE, '3');
+    repository.loadStates.mockResolvedValueOnce(
+      new Map([
+        ['m', { values: decode(0.3), version: '5' }],
+        ['cleared', { values: NONE, version: '7' }],
+      ]),
+    );
     expect(sut.loadedOnce).toBe(false);
     await sut.resyncAll();
     expect(sut.loadedOnce).toBe(true);
     expect(thresholds.modelsWithOverrides()).toEqual(['m']);
+    expect([sut.versionOf('m'), sut.versionOf('cleared'), sut.versionOf('gone-too')]).toEqual([
+      '5',
+      '7',
+      '0',
+    ]);
     expect(storeUp.set).toHaveBeenLastCalledWith(1);
-    repository.loadAll.mockRejectedValueOnce(new Error('down'));
+    repository.loadStates.mockRejectedValueOnce(new Error('down'));
     await sut.resyncAll();
     expect(storeUp.set).toHaveBeenLastCalledWith(0);
     expect(thresholds.effective('m').activeDecodeBlocks).toBe(0.3);

@@ -7,7 +7,7 @@ import { Gauge } from 'prom-client';
 import { METRIC } from '../metrics/metric-names';
 import { FrontendConfig } from '../config/frontend-config';
 import { noThresholds, sameThresholds } from './busy-thresholds';
-import { ThresholdRepository, ThresholdValues } from './persistence';
+import { NO_VERSION, ThresholdRepository, ThresholdValues } from './persistence';
 import { isModelName } from './dto/storable-text';
 import { ThresholdDatabase } from './persistence/threshold-database.service';
 import { ThresholdsService } from './thresholds.service';
@@ -25,8 +25,12 @@ export class ThresholdSyncService implements OnApplicationBootstrap, OnModuleDes
   private resyncing = false;
   private stopped = false;
   private loaded = false;
-  /** Audit id of the newest change applied per model, so a slower older write never wins. */
-  private readonly applied = new Map<string, bigint>();
+  /**
+   * Version (audit id of the newest change) of each model as applied here, so that an older
+   * answer that arrives late never wins; it is also the model's ETag. Models the store has a
+   * row for, values or not.
+   */
+  private readonly versions = new Map<string, bigint>();
 
   constructor(
     private readonly config: FrontendConfig,
@@ -66,12 +70,20 @@ export class ThresholdSyncService implements OnApplicationBootstrap, OnModuleDes
     clearInterval(this.timer);
   }
 
-  applyLocal(model: string, values: ThresholdValues, auditId: string): void {
-    const id = BigInt(auditId);
-    const last = this.applied.get(model);
+  /** The version of `model` whose values this replica serves (`NO_VERSION`: never changed). */
+  versionOf(model: string): string {
+    return (this.versions.get(model) ?? BigInt(NO_VERSION)).toString();
+  }
+
+  /** Applies a stored state read or written here, unless a newer one already is. */
+  applyLocal(model: string, values: ThresholdValues, version: string): void {
+    const id = BigInt(version);
+    const last = this.versions.get(model);
     if (last !== undefined && last > id) return;
-    this.applied.set(model, id);
-    this.thresholds.setOverride(model, noThresholds(values) ? undefined : values);
+    this.versions.set(model, id);
+    if (!sameThresholds(this.thresholds.override(model), values)) {
+      this.thresholds.setOverride(model, noThresholds(values) ? undefined : values);
+    }
   }
 
   announce(model: string): void {
@@ -94,12 +106,9 @@ export class ThresholdSyncService implements OnApplicationBootstrap, OnModuleDes
     const p = payload as { model?: unknown; origin?: unknown } | undefined;
     if (!isModelName(p?.model) || p.origin === this.origin) return;
     try {
-      const values = await this.repository.load(p.model);
-      if (values && !sameThresholds(this.thresholds.override(p.model), values)) {
-        this.thresholds.setOverride(p.model, noThresholds(values) ? undefined : values);
-      } else if (!values && this.thresholds.override(p.model)) {
-        this.thresholds.setOverride(p.model, undefined);
-      }
+      const state = await this.repository.loadState(p.model);
+      if (state) this.applyLocal(p.model, state.values, state.version);
+      else this.forget(p.model);
     } catch (err) {
       this.logger.warn(
         `could not reload thresholds of '${p.model}': ${String(err)} (resync will retry)`,
@@ -111,15 +120,12 @@ export class ThresholdSyncService implements OnApplicationBootstrap, OnModuleDes
     if (this.resyncing || this.stopped) return;
     this.resyncing = true;
     try {
-      const stored = await this.repository.loadAll();
-      for (const model of this.thresholds.modelsWithOverrides()) {
-        if (!stored.has(model)) this.thresholds.setOverride(model, undefined);
+      const stored = await this.repository.loadStates();
+      const known = [...this.thresholds.modelsWithOverrides(), ...this.versions.keys()];
+      for (const model of known) {
+        if (!stored.has(model)) this.forget(model);
       }
-      for (const [model, values] of stored) {
-        if (!sameThresholds(this.thresholds.override(model), values)) {
-          this.thresholds.setOverride(model, values);
-        }
-      }
+      for (const [model, { values, version }] of stored) this.applyLocal(model, values, version);
       this.markStore(true);
       this.loaded = true;
     } catch (err) {
@@ -128,5 +134,11 @@ export class ThresholdSyncService implements OnApplicationBootstrap, OnModuleDes
     } finally {
       this.resyncing = false;
     }
+  }
+
+  /** The store has no row for `model` (any more): nothing per-model applies. */
+  private forget(model: string): void {
+    this.versions.delete(model);
+    if (this.thresholds.override(model)) this.thresholds.setOverride(model, undefined);
   }
 }

@@ -10,12 +10,14 @@ import {
 } from './persistence';
 import { ThresholdDatabase } from './persistence/threshold-database.service';
 import { ThresholdEventsController } from './threshold-events.controller';
+import { ThresholdExpiryService } from './threshold-expiry.service';
 import { ThresholdSyncService } from './threshold-sync.service';
 import { ThresholdsService } from './thresholds.service';
 
 /**
  * The busy thresholds in force per model, and what keeps them: the database (with its
- * migrations), the load at start, the replica sync (NATS notifications and periodic resync).
+ * migrations), the load at start, the replica sync (NATS notifications and periodic resync),
+ * and the revert of temporary changes when they expire.
  */
 @Module({
   imports: [MetricsModule, TransportModule],
@@ -35,6 +37,7 @@ import { ThresholdsService } from './thresholds.service';
     ThresholdDatabase,
     ThresholdsService,
     ThresholdSyncService,
+    ThresholdExpiryService,
   ],
   exports: [ThresholdsService, ThresholdSyncService, ThresholdDatabase, ThresholdRepository],
 })

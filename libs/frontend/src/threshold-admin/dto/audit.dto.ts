@@ -46,7 +46,10 @@ export class AuditEntryDto {
   @ApiProperty({ example: '2026-11-30T06:00:00.000Z' })
   at!: string;
 
-  /** The admin token's name, or `anonymous` for an unauthenticated loopback write. */
+  /**
+   * The admin token's name, `anonymous` for an unauthenticated loopback write, `system` for the
+   * revert of a temporary change.
+   */
   @ApiProperty({ example: 'alice' })
   actor!: string;
 
@@ -61,9 +64,20 @@ export class AuditEntryDto {
   @ApiProperty({ type: ThresholdValuesDto })
   after!: ThresholdValuesDto;
 
-  /** The client address the change came from. */
+  /** The client address the change came from; `ttl-expiry` for the revert of a temporary change. */
   @ApiProperty({ example: '127.0.0.1' })
   source!: string;
+
+  /** The `reason` the change carried; null when none was given. */
+  @ApiProperty({ type: String, nullable: true, example: 'launch traffic' })
+  reason!: string | null;
+
+  /**
+   * A temporary change (`ttl_secs`): when it was due to revert, as asked (a later write of the
+   * same key supersedes it). Null for a lasting change.
+   */
+  @ApiProperty({ type: String, nullable: true, example: '2026-11-30T07:00:00.000Z' })
+  expires_at!: string | null;
 }
 
 export class AuditPageDto {

@@ -63,6 +63,35 @@ describe('SetThresholdDto', () => {
     },
   );
 
+  it('accepts a reason of up to 512 characters and ttl_secs from 1 to 604800', async () => {
+    const body = { model: MODEL, active_decode_blocks_threshold: 0.5 };
+    for (const fields of [
+      { reason: 'r'.repeat(512), ttl_secs: 1 },
+      { reason: '', ttl_secs: 604800 },
+      { reason: null, ttl_secs: null },
+    ]) {
+      expect(await sut({ ...body, ...fields })).toMatchObject(fields);
+    }
+  });
+
+  it.each([
+    ['reason', 'r'.repeat(513)],
+    ['reason', 42],
+    ['reason', 'nul\u0000'],
+    ['ttl_secs', 0],
+    ['ttl_secs', 604801],
+    ['ttl_secs', 1.5],
+    ['ttl_secs', '60'],
+    ['ttl_secs', true],
+  ])('rejects %s %j naming the field', async (field, value) => {
+    const messages = await rejected({
+      model: MODEL,
+      active_decode_blocks_threshold: 0.5,
+      [field]: value,
+    });
+    expect(messages.join('; ')).toContain(field);
+  });
+
   // The DTO's decorators and the table the flags are parsed with must agree on every key.
   describe.each(NUMERIC_SPECS.map((s) => [s.wire, s] as const))('%s', (wire, spec) => {
     it('accepts its minimum and null', async () => {

@@ -10,20 +10,37 @@ import {
 } from 'typeorm';
 import { ModelThresholdEntity } from './entities/model-threshold.entity';
 import { ThresholdAuditEntity } from './entities/threshold-audit.entity';
+import { schedule, takeDue } from './pending-reverts';
 import {
   AppliedChange,
-  AuditEntry,
   AuditMeta,
   AuditPage,
   AuditQuery,
+  ChangeOptions,
   ChangeOutcomeUnknownError,
   InvalidAuditQueryError,
+  RevertedChange,
+  satisfies,
+  StoredState,
   ThresholdPatch,
   ThresholdRepository,
   ThresholdValues,
+  VersionMismatchError,
 } from './threshold.repository';
 import { THRESHOLD_KEYS } from '../busy-thresholds';
-import { isEmpty, merge, toWire, valuesOf, wireOf } from './threshold-values';
+import { isEmpty, merge, valuesOf } from './threshold-values';
+import {
+  anyDue,
+  claimDue,
+  insertAudit,
+  lockRow,
+  stateOf,
+  toEntry,
+  updateRow,
+} from './threshold-writes';
+
+/** Who the audit log names for a revert that no client asked for. */
+const EXPIRY_META = { actor: 'system', source: 'ttl-expiry', requestId: null } as const;
 
 const INT8_MAX = 9223372036854775807n;
 
@@ -53,50 +70,60 @@ export class TypeOrmThresholdRepository extends ThresholdRepository {
   }
 
   /** `undefined` when nothing is stored for the model (no row, or every value cleared). */
-  load(model: string): Promise<ThresholdValues | undefined> {
+  async load(model: string): Promise<ThresholdValues | undefined> {
+    const state = await this.loadState(model);
+    return state && !isEmpty(state.values) ? state.values : undefined;
+  }
+
+  loadStates(): Promise<Map<string, StoredState>> {
     return this.withConnection(async (em) => {
-      const row = await em.getRepository(ModelThresholdEntity).findOneBy({ model });
-      if (!row) return undefined;
-      const values = valuesOf(row);
-      return isEmpty(values) ? undefined : values;
+      const rows = await em.getRepository(ModelThresholdEntity).find();
+      return new Map(rows.map((row) => [row.model, stateOf(row)]));
     });
   }
 
-  /**
-   * Runs the transaction on its own query runner so that a failure of the COMMIT itself (sent,
-   * answer lost: the change may be stored) is told apart from a failure before it (rolled back,
-   * or rolled back by the server when the broken connection goes away).
-   */
-  applyChange(model: string, patch: ThresholdPatch, meta: AuditMeta): Promise<AppliedChange> {
-    return this.withConnection(async (em, runner) => {
-      await runner.startTransaction();
-      let applied: AppliedChange;
-      try {
-        const before = await this.lockRow(em, model);
-        const after = merge(before, patch);
-        await em
-          .createQueryBuilder()
-          .update(ModelThresholdEntity)
-          .set({ ...after, updatedAt: () => 'now()' })
-          .where('model = :model', { model })
-          .execute();
-        const audit = await this.insertAudit(em, model, before, after, meta);
-        applied = { before, after, audit };
-      } catch (err) {
-        // On a broken server connection the rollback would only wait for the deadline again:
-        // the server aborts the transaction when withConnection closes the connection.
-        if (answeredByServer(err) || !this.closesBrokenConnections) {
-          await runner.rollbackTransaction().catch(() => undefined);
-        }
-        throw err;
+  loadState(model: string): Promise<StoredState | undefined> {
+    return this.withConnection(async (em) => {
+      const row = await em.getRepository(ModelThresholdEntity).findOneBy({ model });
+      return row ? stateOf(row) : undefined;
+    });
+  }
+
+  applyChange(
+    model: string,
+    patch: ThresholdPatch,
+    meta: AuditMeta,
+    options: ChangeOptions = {},
+  ): Promise<AppliedChange> {
+    return this.inTransaction(async (em) => {
+      const row = await lockRow(em, model);
+      const current = stateOf(row);
+      if (options.ifMatch && !satisfies(options.ifMatch, current.version)) {
+        throw new VersionMismatchError(model, current);
       }
-      try {
-        await runner.commitTransaction();
-      } catch (err) {
-        // The server refused the COMMIT: nothing stored. No answer at all: we cannot know.
-        throw answeredByServer(err) ? err : new ChangeOutcomeUnknownError(err);
-      }
-      return applied;
+      const before = current.values;
+      const after = merge(before, patch);
+      const audit = await insertAudit(em, model, before, after, meta, options.ttlSecs);
+      const expiry =
+        audit.expiresAt === null ? null : { audit: audit.id, at: new Date(audit.expiresAt) };
+      const pending = schedule(row.pendingReverts, patch, before, expiry);
+      await updateRow(em, model, after, audit.id, pending);
+      return { before, after, audit };
+    });
+  }
+
+  async revertDue(): Promise<RevertedChange | null> {
+    if (!(await this.withConnection(anyDue))) return null;
+    return this.inTransaction(async (em) => {
+      const row = await claimDue(em);
+      if (!row?.revertAt) return null;
+      const due = takeDue(row.pendingReverts, row.revertAt);
+      const before = valuesOf(row);
+      const after = merge(before, due.patch);
+      const reason = `expiry of the temporary change ${due.audits.join(', ')}`;
+      const audit = await insertAudit(em, row.model, before, after, { ...EXPIRY_META, reason });
+      await updateRow(em, row.model, after, audit.id, due.remaining);
+      return { model: row.model, before, after, audit };
     });
   }
 
@@ -129,6 +156,35 @@ export class TypeOrmThresholdRepository extends ThresholdRepository {
   }
 
   /**
+   * Runs `work` in a transaction on its own query runner, so that a failure of the COMMIT itself
+   * (sent, answer lost: the change may be stored) is told apart from a failure before it (rolled
+   * back, or rolled back by the server when the broken connection goes away).
+   */
+  private inTransaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
+    return this.withConnection(async (em, runner) => {
+      await runner.startTransaction();
+      let result: T;
+      try {
+        result = await work(em);
+      } catch (err) {
+        // On a broken server connection the rollback would only wait for the deadline again:
+        // the server aborts the transaction when withConnection closes the connection.
+        if (connectionSound(err) || !this.closesBrokenConnections) {
+          await runner.rollbackTransaction().catch(() => undefined);
+        }
+        throw err;
+      }
+      try {
+        await runner.commitTransaction();
+      } catch (err) {
+        // The server refused the COMMIT: nothing stored. No answer at all: we cannot know.
+        throw answeredByServer(err) ? err : new ChangeOutcomeUnknownError(err);
+      }
+      return result;
+    });
+  }
+
+  /**
    * Runs `work` on one pooled connection. A failure the server did not answer (a reset, the
    * client-side query deadline) may leave the connection mid-query: it is closed, not handed back
    * to the pool, so a hung database cannot make later callers queue behind a dead query.
@@ -142,61 +198,12 @@ export class TypeOrmThresholdRepository extends ThresholdRepository {
       await runner.connect();
       return await work(runner.manager, runner);
     } catch (err) {
-      broken = !answeredByServer(err);
+      broken = !connectionSound(err);
       throw err;
     } finally {
       if (broken && this.closesBrokenConnections) closeConnection(runner);
       await runner.release().catch(() => undefined);
     }
-  }
-
-  /**
-   * Concurrent changes to one model queue on this row lock, so each reads the previous one's
-   * `after` (READ COMMITTED re-reads the row once the lock is granted) and takes its audit id
-   * later: per model, audit ids increase in commit order and the newest `after` is the row.
-   */
-  private async lockRow(em: EntityManager, model: string): Promise<ThresholdValues> {
-    await em
-      .createQueryBuilder()
-      .insert()
-      .into(ModelThresholdEntity)
-      .values({ model })
-      .orIgnore()
-      .execute();
-    const row = await em
-      .getRepository(ModelThresholdEntity)
-      .createQueryBuilder('t')
-      .setLock('pessimistic_write')
-      .where('t.model = :model', { model })
-      .getOneOrFail();
-    return valuesOf(row);
-  }
-
-  private async insertAudit(
-    em: EntityManager,
-    model: string,
-    before: ThresholdValues,
-    after: ThresholdValues,
-    meta: AuditMeta,
-  ): Promise<AuditEntry> {
-    const row = {
-      actor: meta.actor,
-      model,
-      before: toWire(before),
-      after: toWire(after),
-      source: meta.source,
-      requestId: meta.requestId,
-    };
-    const result = await em
-      .createQueryBuilder()
-      .insert()
-      .into(ThresholdAuditEntity)
-      // clock_timestamp(), not now(): the time the lock was granted, so `at` follows id order.
-      .values({ ...row, at: () => 'clock_timestamp()' })
-      .returning(['id', 'at'])
-      .execute();
-    const { id, at } = (result.raw as Array<{ id: string; at: Date }>)[0];
-    return toEntry({ ...row, id: String(id), at });
   }
 }
 
@@ -209,6 +216,11 @@ function answeredByServer(err: unknown): boolean {
   const cause = (err instanceof QueryFailedError ? err.driverError : err) as
     Partial<Pick<DatabaseError, 'code' | 'severity'>> | undefined;
   return typeof cause?.code === 'string' && typeof cause.severity === 'string';
+}
+
+/** The connection is still in step with the server: it answered, or we refused before asking. */
+function connectionSound(err: unknown): boolean {
+  return answeredByServer(err) || err instanceof VersionMismatchError;
 }
 
 /** pg's `end()` destroys the socket when a query is still in flight (pg-pool then drops it). */
@@ -224,18 +236,4 @@ function cursor(before: string): string {
   }
   // A cursor past the largest bigint means "from the newest"; bigint would reject it.
   return BigInt(before) > INT8_MAX ? INT8_MAX.toString() : before;
-}
-
-/** The one mapping of an audit row, as written or as read back, to an entry. */
-function toEntry(row: ThresholdAuditEntity): AuditEntry {
-  return {
-    id: row.id,
-    at: row.at.toISOString(),
-    actor: row.actor,
-    model: row.model,
-    before: wireOf(row.before),
-    after: wireOf(row.after),
-    source: row.source,
-    requestId: row.requestId,
-  };
 }

@@ -39,4 +39,12 @@ export class ThresholdAuditEntity {
 
   @Column({ name: 'request_id', type: 'varchar', length: 128, nullable: true })
   requestId!: string | null;
+
+  /** Why, in the words of whoever made the change. */
+  @Column({ type: 'varchar', length: 512, nullable: true })
+  reason!: string | null;
+
+  /** A temporary change: when it is due to revert (as asked; a later write may supersede it). */
+  @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
+  expiresAt!: Date | null;
 }
