@@ -39,6 +39,30 @@ function label(v: number): string {
   return String(Number(v.toPrecision(3)));
 }
 
+type Ref = { y: number; label: string; color: string };
+
+/** The y axis title and the dashed horizontal reference lines, shared by both charts. */
+function yLabelAndRefs(
+  yLabel: string,
+  refs: Ref[] | undefined,
+  fy: (y: number) => number,
+  m: { l: number; t: number },
+  pw: number,
+  ph: number,
+): string[] {
+  const out = [
+    `<text transform="translate(16 ${m.t + ph / 2}) rotate(-90)" text-anchor="middle">${esc(yLabel)}</text>`,
+  ];
+  for (const r of refs ?? []) {
+    const y = fy(r.y);
+    out.push(
+      `<line x1="${m.l}" x2="${m.l + pw}" y1="${y}" y2="${y}" stroke="${r.color}" stroke-dasharray="6 4"/>`,
+      `<text x="${m.l + pw - 4}" y="${y - 5}" text-anchor="end" fill="${r.color}">${esc(r.label)}</text>`,
+    );
+  }
+  return out;
+}
+
 export function lineChart(o: ChartOptions): string {
   const W = o.width ?? 640;
   const H = o.height ?? 400;
@@ -88,18 +112,7 @@ export function lineChart(o: ChartOptions): string {
   parts.push(
     `<text x="${m.l + pw / 2}" y="${m.t + ph + 36}" text-anchor="middle">${esc(o.xLabel)}</text>`,
   );
-  parts.push(
-    `<text transform="translate(16 ${m.t + ph / 2}) rotate(-90)" text-anchor="middle">${esc(o.yLabel)}</text>`,
-  );
-  for (const r of o.refs ?? []) {
-    const y = fy(r.y);
-    parts.push(
-      `<line x1="${m.l}" x2="${m.l + pw}" y1="${y}" y2="${y}" stroke="${r.color}" stroke-dasharray="6 4"/>`,
-    );
-    parts.push(
-      `<text x="${m.l + pw - 4}" y="${y - 5}" text-anchor="end" fill="${r.color}">${esc(r.label)}</text>`,
-    );
-  }
+  parts.push(...yLabelAndRefs(o.yLabel, o.refs, fy, m, pw, ph));
   for (const s of o.series) {
     const pts = s.points.filter(([, y]) => Number.isFinite(y) && (!o.logY || y > 0));
     const d = pts
@@ -120,6 +133,73 @@ export function lineChart(o: ChartOptions): string {
       `<line x1="${x}" x2="${x + 24}" y1="${y - 4}" y2="${y - 4}" stroke="${s.color}" stroke-width="2.5"${s.dashed ? ' stroke-dasharray="8 4"' : ''}/>`,
     );
     parts.push(`<text x="${x + 30}" y="${y}">${esc(s.name)}</text>`);
+  });
+  parts.push('</svg>');
+  return `${parts.join('\n')}\n`;
+}
+
+export interface BarChartOptions {
+  title: string;
+  yLabel: string;
+  /** One group of bars per entry (e.g. a configuration), labelled under the axis. */
+  groups: string[];
+  /** One bar per series in every group; `values[i]` belongs to `groups[i]`. */
+  bars: Array<{ name: string; color: string; values: number[] }>;
+  refs?: Array<{ y: number; label: string; color: string }>;
+  width?: number;
+  height?: number;
+}
+
+/** A minimal grouped bar chart, same look as lineChart; each bar carries its value. */
+export function barChart(o: BarChartOptions): string {
+  const W = o.width ?? 640;
+  const H = o.height ?? 400;
+  const m = { l: 70, r: 20, t: 40, b: 70 };
+  const pw = W - m.l - m.r;
+  const ph = H - m.t - m.b;
+  const ys = [...o.bars.flatMap((b) => b.values), ...(o.refs ?? []).map((r) => r.y)].filter(
+    Number.isFinite,
+  );
+  const yMax = Math.max(1e-9, ...ys) * 1.15;
+  const fy = (y: number): number => m.t + ph - (y / yMax) * ph;
+  const groupW = pw / o.groups.length;
+  const barW = (groupW * 0.7) / o.bars.length;
+  const parts: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
+    `<rect width="${W}" height="${H}" fill="white"/>`,
+    `<text x="${W / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">${esc(o.title)}</text>`,
+  ];
+  for (const t of niceTicks(0, yMax)) {
+    const y = fy(t);
+    parts.push(`<line x1="${m.l}" x2="${m.l + pw}" y1="${y}" y2="${y}" stroke="#e5e5e5"/>`);
+    parts.push(`<text x="${m.l - 6}" y="${y + 4}" text-anchor="end">${label(t)}</text>`);
+  }
+  o.groups.forEach((g, gi) => {
+    const x0 = m.l + gi * groupW + groupW * 0.15;
+    o.bars.forEach((b, bi) => {
+      const v = b.values[gi];
+      if (!Number.isFinite(v)) return;
+      const x = x0 + bi * barW;
+      parts.push(
+        `<rect x="${x.toFixed(1)}" y="${fy(v).toFixed(1)}" width="${(barW - 2).toFixed(1)}" height="${(m.t + ph - fy(v)).toFixed(1)}" fill="${b.color}"/>`,
+      );
+      parts.push(
+        `<text x="${(x + barW / 2).toFixed(1)}" y="${(fy(v) - 4).toFixed(1)}" text-anchor="middle">${label(v)}</text>`,
+      );
+    });
+    parts.push(
+      `<text x="${(m.l + (gi + 0.5) * groupW).toFixed(1)}" y="${m.t + ph + 18}" text-anchor="middle">${esc(g)}</text>`,
+    );
+  });
+  parts.push(
+    `<rect x="${m.l}" y="${m.t}" width="${pw}" height="${ph}" fill="none" stroke="#888"/>`,
+  );
+  parts.push(...yLabelAndRefs(o.yLabel, o.refs, fy, m, pw, ph));
+  o.bars.forEach((b, i) => {
+    const x = m.l + i * 140;
+    const y = H - 20;
+    parts.push(`<rect x="${x}" y="${y - 10}" width="14" height="12" fill="${b.color}"/>`);
+    parts.push(`<text x="${x + 20}" y="${y}">${esc(b.name)}</text>`);
   });
   parts.push('</svg>');
   return `${parts.join('\n')}\n`;

@@ -5,6 +5,7 @@ import { ProcessGroup } from '@sluice/testkit';
 import { startFrontend, startWorker, Started } from '../lib/sluice';
 import { fmt, maxOf, median, minOf, uniqueNamespace, waitFor } from '../lib/util';
 import { goodputPlots } from './s7-plots';
+import { barChart } from '../lib/svg';
 
 const PROMPT = 1000;
 const MAX_TOKENS = 64;
@@ -33,6 +34,29 @@ export interface Point {
   kv_used_mean: number | null;
   /** Mean prompt tokens waiting for prefill (queued in the engines), summed over workers. */
   prefill_queued_mean: number | null;
+  /** Per priority class, when the client sent a mix of classes. */
+  classes: Record<string, ClassFigures>;
+}
+
+export interface ClassFigures {
+  arrivals: number;
+  ok: number;
+  rejected: number;
+  rejection_ratio: number;
+  goodput_rps: number;
+}
+
+/** The two-class run: half `critical`, half `sheddable` at 4× capacity. */
+const CLASS_MIX = 'critical=0.5,sheddable=0.5';
+const CLASS_LOAD = 4;
+export type ClassMode = 'classes' | 'no-classes';
+export interface ClassPoint {
+  mode: ClassMode;
+  round: number;
+  rate: number;
+  capacity: number;
+  goodput_rps: number;
+  classes: Record<string, ClassFigures>;
 }
 
 /** Samples the workers' reported KV use and queued prefill once a second during a point. */
@@ -69,6 +93,8 @@ function sampleWorkers(
   };
 }
 
+type RunResult = Omit<Point, 'load' | 'mode' | 'round' | 'rate'>;
+
 const loadgenFlags = (url: string, extra: string[]): string[] => [
   ...['--url', url, '--prompt-tokens', String(PROMPT), '--max-tokens', String(MAX_TOKENS)],
   ...extra,
@@ -101,6 +127,23 @@ async function settle(fe: Started): Promise<void> {
 }
 
 /**
+ * Capacity: completions/s of 600 closed-loop clients sending the load's own requests (streaming,
+ * same prompt and output length) through the frontend without shedding, counted after a warm-up.
+ */
+async function probeCapacity(g: ProcessGroup, url: string, quick: boolean): Promise<number> {
+  const [probeS, probeWarm, probeRamp] = quick ? [10, 5, 2] : [30, 15, 6];
+  const probe = (await runTool(g, 'dist/bench/tools/closed-loop.js', [
+    '600',
+    String(probeWarm),
+    String(probeRamp),
+    ...loadgenFlags(url, ['--duration', String(probeS), '--stream', '--max-inflight', '600']),
+  ])) as { rps: number; errors: number };
+  if (probe.errors > 0 || probe.rps <= 0)
+    throw new Error(`capacity probe failed: ${JSON.stringify(probe)}`);
+  return probe.rps;
+}
+
+/**
  * Scenario 7 (the headline): two simulated workers with realistic timing, open-loop arrivals at
  * 0.5×, 1×, 2× and 4× their measured capacity, shedding on and off, interleaved.
  */
@@ -126,88 +169,101 @@ export const goodputScenario: Scenario = {
         namespace: ns,
         cpu: CPU.server,
       };
-      const fe: Record<Mode, Started> = {
-        on: await startFrontend(g, {
-          ...common,
-          name: 'frontend-on',
-          flags: ['--admission-control', 'token-capacity', ...ctx.sheddingFlags],
-        }),
+      const on = await startFrontend(g, {
+        ...common,
+        name: 'frontend-on',
+        flags: ['--admission-control', 'token-capacity', ...ctx.sheddingFlags],
+      });
+      const fe: Record<Mode | ClassMode, Started> = {
+        on,
+        classes: on,
         off: await startFrontend(g, {
           ...common,
           name: 'frontend-off',
           flags: ['--admission-control', 'none'],
         }),
+        // The two-class run: the configuration of record with priority classes (the default
+        // header) and with them off (every request judged as `standard`).
+        'no-classes': await startFrontend(g, {
+          ...common,
+          name: 'frontend-no-classes',
+          flags: [
+            ...['--admission-control', 'token-capacity', ...ctx.sheddingFlags],
+            ...['--priority-header', 'none'],
+          ],
+        }),
       };
-      await waitFor(
-        async () =>
-          metricSum(await metrics(fe.on.url), 'dynamo_frontend_worker_kv_total_blocks') > 0 &&
-          metricSum(await metrics(fe.off.url), 'dynamo_frontend_worker_kv_total_blocks') > 0,
-        'workers known to both frontends',
-      );
+      await waitFor(async () => {
+        for (const f of [fe.on, fe.off, fe['no-classes']])
+          if (metricSum(await metrics(f.url), 'dynamo_frontend_worker_kv_total_blocks') === 0)
+            return false;
+        return true;
+      }, 'workers known to every frontend');
 
-      const [probeS, probeWarm, probeRamp] = ctx.quick ? [10, 5, 2] : [30, 15, 6];
-      ctx.log(
-        `capacity probe: 600 closed-loop clients for ${probeS} s through the frontend without shedding`,
-      );
-      const probe = (await runTool(g, 'dist/bench/tools/closed-loop.js', [
-        '600',
-        String(probeWarm),
-        String(probeRamp),
-        ...loadgenFlags(fe.off.url, [
-          '--duration',
-          String(probeS),
-          '--no-stream',
-          '--max-inflight',
-          '600',
-        ]),
-      ])) as { rps: number; errors: number };
-      if (probe.errors > 0 || probe.rps <= 0)
-        throw new Error(`capacity probe failed: ${JSON.stringify(probe)}`);
-      const capacity = probe.rps;
-      ctx.log(`capacity ≈ ${fmt(capacity)} successful requests/s`);
-      await settle(fe.on);
-
-      const rounds = ctx.quick ? 1 : 2;
-      const [durationS, warmupS, drainS] = ctx.quick ? [6, 2, 2] : [25, 15, 6];
+      const rounds = ctx.quick ? 1 : 3;
+      const [durationS, warmupS, drainS] = ctx.quick ? [6, 2, 4] : [25, 15, 6];
       // Quick runs keep only the two loads the targets compare.
       const loads = ctx.quick ? [0.5, 4] : LOADS;
       const points: Point[] = [];
+      const classPoints: ClassPoint[] = [];
+      const capacities: number[] = [];
+      const runPoint = async (url: string, rate: number, mix: string): Promise<RunResult> => {
+        const sampler = sampleWorkers(fe.on, warmupS * 1000, durationS * 1000);
+        const r = (await runTool(g, 'dist/bench/tools/goodput-client.js', [
+          String(warmupS),
+          mix,
+          ...loadgenFlags(url, [
+            ...['--rate', String(rate), '--duration', String(durationS)],
+            ...['--drain-timeout', String(drainS)],
+          ]),
+        ])) as RunResult;
+        const w = await sampler.stop();
+        await settle(fe.on);
+        return { ...r, kv_used_mean: w.kv, prefill_queued_mean: w.prefill };
+      };
       for (let round = 0; round < rounds; round++) {
+        ctx.log(
+          `round ${round + 1}/${rounds}: capacity probe, 600 closed-loop streaming clients through the frontend without shedding`,
+        );
+        const capacity = await probeCapacity(g, fe.off.url, ctx.quick);
+        capacities.push(capacity);
+        ctx.log(`capacity ≈ ${fmt(capacity)} successful requests/s`);
+        await settle(fe.on);
         for (const load of loads) {
           for (const mode of (round % 2 === 0 ? ['on', 'off'] : ['off', 'on']) as Mode[]) {
             const rate = Math.round(load * capacity * 10) / 10;
-            const sampler = sampleWorkers(fe.on, warmupS * 1000, durationS * 1000);
-            const r = (await runTool(g, 'dist/bench/tools/goodput-client.js', [
-              String(warmupS),
-              ...loadgenFlags(fe[mode].url, [
-                '--rate',
-                String(rate),
-                '--duration',
-                String(durationS),
-                '--drain-timeout',
-                String(drainS),
-              ]),
-            ])) as Omit<Point, 'load' | 'mode' | 'round' | 'kv_used_mean' | 'prefill_queued_mean'>;
-            const w = await sampler.stop();
-            points.push({
-              ...r,
-              load,
-              mode,
-              round,
-              rate,
-              kv_used_mean: w.kv,
-              prefill_queued_mean: w.prefill,
-            });
+            const r = await runPoint(fe[mode].url, rate, '-');
+            points.push({ ...r, load, mode, round, rate });
             ctx.log(
               `round ${round + 1}/${rounds} ${load}× (${fmt(rate)} req/s) shedding ${mode}: goodput ${fmt(r.goodput_rps)} req/s, ` +
                 `rejected ${fmt(100 * r.rejection_ratio, 0)} %, TTFT p50 ${fmt(r.ttft_p50_ms, 0)} / p99 ${fmt(r.ttft_p99_ms, 0)} ms, ` +
                 `e2e p99 ${fmt(r.latency_p99_ms, 0)} ms${r.window_aborted ? `, ${r.window_aborted} cut off by the drain timeout` : ''}`,
             );
-            await settle(fe.on);
           }
         }
+        const rate = Math.round(CLASS_LOAD * capacity * 10) / 10;
+        for (const mode of (round % 2 === 0
+          ? ['classes', 'no-classes']
+          : ['no-classes', 'classes']) as ClassMode[]) {
+          const r = await runPoint(fe[mode].url, rate, CLASS_MIX);
+          classPoints.push({
+            mode,
+            round,
+            rate,
+            capacity,
+            goodput_rps: r.goodput_rps,
+            classes: r.classes,
+          });
+          ctx.log(
+            `round ${round + 1}/${rounds} ${CLASS_LOAD}× half critical, half sheddable, ${mode}: goodput ${fmt(r.goodput_rps)} req/s, rejected ` +
+              Object.entries(r.classes)
+                .map(([c, f]) => `${c} ${fmt(100 * f.rejection_ratio, 1)} %`)
+                .join(', '),
+          );
+        }
       }
-      return summarize(capacity, points, {
+      const capacity = median(capacities) ?? NaN;
+      return summarize(capacity, capacities, points, classPoints, {
         durationS,
         warmupS,
         drainS,
@@ -251,7 +307,9 @@ function ttftFloor(halfLoadP99: number | null, shedding: string): string {
 
 function summarize(
   capacity: number,
+  capacities: number[],
   points: Point[],
+  classPoints: ClassPoint[],
   run: {
     durationS: number;
     warmupS: number;
@@ -271,7 +329,7 @@ function summarize(
     );
   const pick = (load: number, mode: Mode, r: number): Point | undefined =>
     at(load, mode).find((p) => p.round === r);
-  const goodputRatio = perRound((r) => (pick(4, 'on', r)?.goodput_rps ?? NaN) / capacity);
+  const goodputRatio = perRound((r) => (pick(4, 'on', r)?.goodput_rps ?? NaN) / capacities[r]);
   const ttftGrowth = (mode: Mode): number[] =>
     perRound(
       (r) => (pick(4, mode, r)?.ttft_p99_ms ?? NaN) / (pick(0.5, mode, r)?.ttft_p99_ms ?? NaN),
@@ -323,19 +381,20 @@ function summarize(
       m(offGrowth) >= 5,
     ),
     row(
-      'Capacity of the two simulated workers (closed-loop probe)',
-      [capacity],
+      'Capacity of the two simulated workers (closed-loop streaming probe, one per round)',
+      capacities,
       '(measured)',
       'req/s',
       null,
     ),
     row(
       'Goodput at 4× capacity, shedding off ÷ capacity',
-      perRound((r) => (pick(4, 'off', r)?.goodput_rps ?? NaN) / capacity),
+      perRound((r) => (pick(4, 'off', r)?.goodput_rps ?? NaN) / capacities[r]),
       '(compare)',
       '×',
       null,
     ),
+    ...classFigures(classPoints, row),
   ];
   const tableRows: string[] = [];
   for (const load of LOADS) {
@@ -361,12 +420,15 @@ function summarize(
     "from the project's loadgen modules (same prompts, request sender and SSE accounting) that also",
     'keeps per-request timestamps, on CPU 1.',
     '',
-    `*Capacity*: completions/s of 600 closed-loop clients (non-streaming, started over a few seconds) through`,
-    `the frontend without shedding, workers saturated, counted after a warm-up; measured once per run:`,
-    `${fmt(capacity)} req/s. Each point sends for ${run.durationS} s; the`,
-    `figures cover the requests that *arrived* in the steady window [${run.warmupS} s, ${run.durationS} s)`,
-    `(the first ${run.warmupS} s, where empty workers take a burst, are left out). *Goodput*: successful`,
-    'completions per second inside that window. *TTFT*: of every request admitted in the window.',
+    `*Capacity*: completions/s of 600 closed-loop clients sending the same streaming requests (started over`,
+    `a few seconds) through the frontend without shedding, workers saturated, counted after a warm-up;`,
+    `measured at the start of every round (${capacities.map((c) => fmt(c)).join(', ')} req/s; median ${fmt(capacity)}),`,
+    "and each round's loads are multiples of its own probe. Each point sends for",
+    `${run.durationS} s; the figures cover the requests that *arrived* in the steady window [${run.warmupS} s, ${run.durationS} s)`,
+    `(the first ${run.warmupS} s, where empty workers take a burst, are left out). *Goodput*: the requests that`,
+    'arrived in that window and succeeded (during the window or the drain after it), per second of the',
+    'window; a request that arrived earlier and finished inside the window does not count. *TTFT*: of every',
+    'request admitted in the window.',
     `After the window the client waits ${run.drainS} s for answers, then aborts the rest ("cut off"); a cut-off`,
     'request counts with its real first-token time if it had one, else with the time it had waited',
     '(a lower bound, shown as ≥ when such values reach the p99). *End-to-end latency*: of the',
@@ -379,6 +441,8 @@ function summarize(
     '| load | offered req/s | shedding | goodput req/s | rejected | TTFT p50 ms | TTFT p99 ms | e2e p50 ms | e2e p99 ms | cut off | KV in use | queued prefill tokens |',
     '| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...tableRows,
+    '',
+    classDetails(classPoints),
   ].join('\n');
   const analysis: string[] = [];
   const v = (load: number, mode: Mode, f: (p: Point) => number | null): number | null =>
@@ -417,5 +481,110 @@ function summarize(
         )}`,
     );
   }
-  return { figures, details, analysis, plots: goodputPlots(capacity, points, run.shedding) };
+  return {
+    figures,
+    details,
+    analysis,
+    plots: [...goodputPlots(capacity, points, run.shedding), ...classPlots(classPoints)],
+  };
+}
+
+type Row = (name: string, xs: number[], target: string, unit: string, ok: boolean | null) => Figure;
+
+const classPick = (ps: ClassPoint[], mode: ClassMode, cls: string): number[] =>
+  ps.filter((p) => p.mode === mode).map((p) => p.classes[cls]?.rejection_ratio ?? NaN);
+
+/** The two-class run's figures (#13): critical protected with classes on, both alike with them off. */
+function classFigures(ps: ClassPoint[], row: Row): Figure[] {
+  if (ps.length === 0) return [];
+  const crit = classPick(ps, 'classes', 'critical').map((x) => 100 * x);
+  const ratio = ps.filter((p) => p.mode === 'classes').map((p) => p.goodput_rps / p.capacity);
+  // Percentage points between the classes' rejection rates with the header ignored.
+  const off = ps
+    .filter((p) => p.mode === 'no-classes')
+    .map(
+      (p) =>
+        100 *
+        ((p.classes.critical?.rejection_ratio ?? NaN) -
+          (p.classes.sheddable?.rejection_ratio ?? NaN)),
+    );
+  const m = (xs: number[]): number => median(xs) ?? NaN;
+  return [
+    row(
+      `Two classes at ${CLASS_LOAD}× (half critical, half sheddable), classes on: critical requests rejected`,
+      crit,
+      '< 1 %',
+      '%',
+      m(crit) < 1,
+    ),
+    row(
+      `Two classes at ${CLASS_LOAD}×, classes on: goodput ÷ capacity`,
+      ratio,
+      '≥ 0.90',
+      '×',
+      m(ratio) >= 0.9,
+    ),
+    row(
+      `Two classes at ${CLASS_LOAD}×, classes off: critical minus sheddable share rejected`,
+      off,
+      'within ±5 points (rejected alike)',
+      'points',
+      Math.abs(m(off)) <= 5,
+    ),
+  ];
+}
+
+function classDetails(ps: ClassPoint[]): string {
+  if (ps.length === 0) return '';
+  const rows = (['classes', 'no-classes'] as ClassMode[]).map((mode) => {
+    const mine = ps.filter((p) => p.mode === mode);
+    const med = (f: (p: ClassPoint) => number): string => fmt(median(mine.map(f)), 1);
+    return (
+      `| ${mode === 'classes' ? 'on' : 'off (`--priority-header none`)'} | ${fmt(median(mine.map((p) => p.rate)))} | ` +
+      `${med((p) => p.goodput_rps)} | ${med((p) => p.goodput_rps / p.capacity).slice(0, 4)} | ` +
+      `${med((p) => 100 * (p.classes.critical?.rejection_ratio ?? NaN))} % | ${med((p) => 100 * (p.classes.sheddable?.rejection_ratio ?? NaN))} % | ` +
+      `${med((p) => p.classes.critical?.goodput_rps ?? NaN)} | ${med((p) => p.classes.sheddable?.goodput_rps ?? NaN)} |`
+    );
+  });
+  return [
+    `*Two classes*: at ${CLASS_LOAD}× the round's capacity, every arrival carries \`x-sluice-priority\`, half`,
+    '`critical` and half `sheddable` (a fixed interleaving), sent to the shedding frontend of record',
+    '(classes on: sheddable judged at 0.8× the thresholds, critical at 1.2×, the defaults) and to the',
+    'same configuration with `--priority-header none` (classes off: everyone `standard`); interleaved',
+    'with the points above, medians over the rounds.',
+    '',
+    '| classes | offered req/s | goodput req/s | ÷ capacity | critical rejected | sheddable rejected | critical goodput req/s | sheddable goodput req/s |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...rows,
+  ].join('\n');
+}
+
+function classPlots(ps: ClassPoint[]): Array<{ name: string; svg: string; alt: string }> {
+  if (ps.length === 0) return [];
+  const med = (mode: ClassMode, cls: string): number =>
+    100 * (median(classPick(ps, mode, cls)) ?? NaN);
+  const svg = barChart({
+    title: `Rejected at ${CLASS_LOAD}× capacity, half critical and half sheddable`,
+    yLabel: 'requests rejected (%)',
+    groups: ['priority classes on', 'priority classes off'],
+    bars: [
+      {
+        name: 'critical',
+        color: '#1f77b4',
+        values: [med('classes', 'critical'), med('no-classes', 'critical')],
+      },
+      {
+        name: 'sheddable',
+        color: '#ff7f0e',
+        values: [med('classes', 'sheddable'), med('no-classes', 'sheddable')],
+      },
+    ],
+  });
+  return [
+    {
+      name: 'priority-classes',
+      svg,
+      alt: 'Share of requests rejected per class, priority classes on and off',
+    },
+  ];
 }

@@ -5,7 +5,16 @@
  * and the drain, and the time to first token of requests that were still streaming (or still
  * waiting) when the drain timeout cut them off. Prints one JSON line.
  *
- *   node dist/bench/tools/goodput-client.js WARMUP_S [loadgen flags: --url --rate --duration ...]
+ *   node dist/bench/tools/goodput-client.js WARMUP_S MIX [loadgen flags: --url --rate --duration ...]
+ *
+ * Every figure is of the requests that *arrived* in the window [WARMUP_S, duration), whenever
+ * they ended: goodput is how many of those succeeded, per second of the window (a request that
+ * arrived in the window and succeeded during the drain counts; one that arrived before the
+ * window and ended in it does not).
+ *
+ * MIX: `-` sends no priority header; `critical=0.5,sheddable=0.5` sends `x-sluice-priority` with
+ * those shares (assigned by arrival index from a fixed low-discrepancy sequence, so every run
+ * sends the same classes in the same order) and reports each class's figures too.
  */
 import { setMaxListeners } from 'node:events';
 import { Pool } from 'undici';
@@ -27,6 +36,33 @@ interface Rec {
   ttftMs: number | null;
   latencyMs: number | null;
   label?: string;
+  priority?: string;
+}
+
+type Mix = Array<[cls: string, share: number]>;
+
+function parseMix(arg: string): Mix {
+  if (arg === '-') return [];
+  const mix = arg.split(',').map((part): [string, number] => {
+    const [cls, share] = part.split('=');
+    const v = Number(share);
+    if (!cls || !(v > 0)) throw new Error(`bad priority mix part "${part}"`);
+    return [cls, v];
+  });
+  const total = mix.reduce((a, [, v]) => a + v, 0);
+  return mix.map(([c, v]) => [c, v / total]);
+}
+
+/** The class of arrival `index`: the golden-ratio sequence walks the cumulative shares evenly. */
+function classOf(mix: Mix, index: number): string | undefined {
+  if (mix.length === 0) return undefined;
+  const u = ((index + 1) * 0.6180339887498949) % 1;
+  let acc = 0;
+  for (const [cls, share] of mix) {
+    acc += share;
+    if (u < acc) return cls;
+  }
+  return mix[mix.length - 1][0];
 }
 
 function pct(xs: number[], p: number): number | null {
@@ -42,6 +78,7 @@ async function send(
   index: number,
   signal: AbortSignal,
   t0: number,
+  priority: string | undefined,
 ): Promise<Rec> {
   const at = realClock.now() - t0;
   const start = performance.now();
@@ -52,13 +89,17 @@ async function send(
     kind,
     ttftMs: reader.firstDataAtMs === null ? null : reader.firstDataAtMs - start,
     latencyMs: performance.now() - start,
+    priority,
     ...extra,
   });
   try {
     const res = await pool.request({
       path: requestPath(o),
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: {
+        'content-type': 'application/json',
+        ...(priority ? { 'x-sluice-priority': priority } : {}),
+      },
       body: buildRequestBody(o, index),
       signal,
     });
@@ -88,7 +129,8 @@ async function send(
 
 async function main(): Promise<void> {
   const warmupS = Number(process.argv[2]);
-  const cmd = parseLoadgenArgs(process.argv.slice(3));
+  const mix = parseMix(process.argv[3]);
+  const cmd = parseLoadgenArgs(process.argv.slice(4));
   if (cmd.kind !== 'run' || !cmd.options.stream)
     throw new Error('expected loadgen flags with --stream');
   const o = cmd.options;
@@ -110,7 +152,7 @@ async function main(): Promise<void> {
     t0,
     clock: realClock,
     onArrival: (index) => {
-      const p = send(pool, o, index, abort.signal, t0)
+      const p = send(pool, o, index, abort.signal, t0, classOf(mix, index))
         .then((r) => void recs.push(r))
         .finally(() => pending.delete(p));
       pending.add(p);
@@ -141,9 +183,24 @@ async function main(): Promise<void> {
   ];
   const censored = cut.filter((r) => r.ttftMs === null).length;
   const p99 = pct(admittedTtft, 99);
-  const completedOk = recs.filter(
-    (r) => r.kind === 'ok' && r.end >= from && r.end < windowEnd,
-  ).length;
+  const windowS = (windowEnd - from) / 1000;
+  const classes = Object.fromEntries(
+    mix.map(([cls]) => {
+      const mine = inWindow.filter((r) => r.priority === cls);
+      const rejected = mine.filter((r) => r.kind === 'rejected').length;
+      const okN = mine.filter((r) => r.kind === 'ok').length;
+      return [
+        cls,
+        {
+          arrivals: mine.length,
+          ok: okN,
+          rejected,
+          rejection_ratio: mine.length ? rejected / mine.length : 0,
+          goodput_rps: okN / windowS,
+        },
+      ];
+    }),
+  );
   const out = {
     rate: o.rate,
     duration_s: o.durationS,
@@ -157,8 +214,8 @@ async function main(): Promise<void> {
     /** Cut-off requests that had no first token yet: their TTFT is only a lower bound. */
     window_no_first_token: censored,
     error_kinds: [...new Set(inWindow.flatMap((r) => (r.label ? [r.label] : [])))],
-    /** Successful completions per second inside the window (steady-state goodput). */
-    goodput_rps: completedOk / ((windowEnd - from) / 1000),
+    /** Requests that arrived in the window and succeeded, per second of the window. */
+    goodput_rps: ok.length / windowS,
     rejection_ratio: inWindow.length ? count('rejected') / inWindow.length : 0,
     ttft_p50_ms: pct(admittedTtft, 50),
     ttft_p99_ms: p99,
@@ -177,6 +234,7 @@ async function main(): Promise<void> {
       ok.map((r) => r.latencyMs as number),
       99,
     ),
+    classes,
   };
   process.stdout.write(`${JSON.stringify(out)}\n`);
 }
