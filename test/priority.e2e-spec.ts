@@ -26,17 +26,22 @@ function send(
 
 const as = (priority: string): Record<string, string> => ({ 'x-sluice-priority': priority });
 
-/** Reports `loads` (worker id → decode blocks of 100) on every beat; resolves once applied. */
+/**
+ * Reports `loads` (worker id → decode blocks of `totalBlocks`, 100 unless said) on every beat;
+ * resolves once applied.
+ */
 async function load(
   beat: Heartbeat,
   fe: FrontendProcess,
   workers: Record<string, string>,
   loads: Record<string, number>,
+  totalBlocks = 100,
 ): Promise<void> {
   const reports: ReportFields[] = Object.entries(loads).map(([id, blocks]) => ({
     worker_id: id,
     endpoint: workers[id],
     active_decode_blocks: blocks,
+    kv_total_blocks: totalBlocks,
     max_num_batched_tokens: 8192,
   }));
   beat.set(...reports);
@@ -307,7 +312,9 @@ describe('the router queue serves critical requests first', () => {
 
   beforeAll(async () => {
     beat = await Heartbeat.start(NATS_URL, sys.namespace);
-    await load(beat, sys.fe, { w: sys.worker.url }, { w: 0 });
+    // The simulated worker's real KV size: the holder's reserved blocks (prompt + 2,000 output
+    // tokens, between two reports) must not make the worker busy, only keep it in the queue's way.
+    await load(beat, sys.fe, { w: sys.worker.url }, { w: 0 }, 16384);
   });
   afterAll(() => beat?.close());
 
