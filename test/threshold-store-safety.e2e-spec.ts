@@ -1,5 +1,4 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import NodeModule from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
@@ -14,22 +13,20 @@ import {
   TypeOrmThresholdRepository,
   VersionMismatchError,
 } from '../libs/frontend/src/thresholds/persistence';
+import type { OutsideJest } from './support/outside-jest';
 import { createTestDatabase } from './support/database';
 
 // PGlite is loaded by Node's own loader, as in threshold-store.e2e-spec.ts (see there why).
-jest.mock('@electric-sql/pglite', () => requireOutsideJest('@electric-sql/pglite'));
-jest.mock('@electric-sql/pglite/node-postgres', () =>
-  requireOutsideJest('@electric-sql/pglite/node-postgres'),
+jest.mock('@electric-sql/pglite', () =>
+  jest
+    .requireActual<OutsideJest>('./support/outside-jest')
+    .requireOutsideJest('@electric-sql/pglite'),
 );
-
-function requireOutsideJest(id: string): unknown {
-  const host = new NodeModule.Module(__filename);
-  host.filename = __filename;
-  host.paths = (
-    NodeModule as unknown as { _nodeModulePaths(dir: string): string[] }
-  )._nodeModulePaths(__dirname);
-  return host.require(id);
-}
+jest.mock('@electric-sql/pglite/node-postgres', () =>
+  jest
+    .requireActual<OutsideJest>('./support/outside-jest')
+    .requireOutsideJest('@electric-sql/pglite/node-postgres'),
+);
 
 const SAFETY_MIGRATION = 'AddThresholdChangeSafety1796156400000';
 /** The one migration after it, reverted first. */

@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import NodeModule from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
@@ -14,25 +13,22 @@ import {
   ThresholdValues,
   TypeOrmThresholdRepository,
 } from '../libs/frontend/src/thresholds/persistence';
+import type { OutsideJest } from './support/outside-jest';
 import { createTestDatabase, queryRows } from './support/database';
 
 // PGlite's CommonJS build calls dynamic import() (for node:module, fs/promises), which code
 // loaded through jest's module sandbox may not do without --experimental-vm-modules. So the real
 // PGlite modules are loaded by Node's own loader instead; nothing about them is faked.
-jest.mock('@electric-sql/pglite', () => requireOutsideJest('@electric-sql/pglite'));
-jest.mock('@electric-sql/pglite/node-postgres', () =>
-  requireOutsideJest('@electric-sql/pglite/node-postgres'),
+jest.mock('@electric-sql/pglite', () =>
+  jest
+    .requireActual<OutsideJest>('./support/outside-jest')
+    .requireOutsideJest('@electric-sql/pglite'),
 );
-
-function requireOutsideJest(id: string): unknown {
-  // jest's `module` class extends Node's, so an instance's require() is Node's loader.
-  const host = new NodeModule.Module(__filename);
-  host.filename = __filename;
-  host.paths = (
-    NodeModule as unknown as { _nodeModulePaths(dir: string): string[] }
-  )._nodeModulePaths(__dirname);
-  return host.require(id);
-}
+jest.mock('@electric-sql/pglite/node-postgres', () =>
+  jest
+    .requireActual<OutsideJest>('./support/outside-jest')
+    .requireOutsideJest('@electric-sql/pglite/node-postgres'),
+);
 
 const MIGRATION = 'CreateThresholdTables1764460800000';
 const WAITING_MIGRATION = 'AddWaitingRequestsThreshold1796083200000';
