@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readConfigLines } from './config-file';
 import { AdminToken } from './frontend-config';
 import { FrontendConfigError } from './frontend-config.error';
 
@@ -33,17 +33,7 @@ export function parseAdminTokens(
 }
 
 function readTokenFile(path: string, source: string): string[] {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? String(err);
-    throw new FrontendConfigError(source, path, `cannot read the file (${code})`);
-  }
-  return text
-    .split(/\r?\n/)
-    .map((line) => line.replace(/#.*$/, '').trim())
-    .filter(Boolean);
+  return readConfigLines(path, source).map((l) => l.text);
 }
 
 function parseItem(item: string, source: string, seen: readonly AdminToken[]): AdminToken {

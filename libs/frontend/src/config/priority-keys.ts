@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readConfigLines } from './config-file';
 import { FrontendConfigError } from './frontend-config.error';
 import { PRIORITY_CLASSES, PriorityClass } from './priority';
 
@@ -13,19 +13,10 @@ export interface PriorityKey {
  * read once at start. Key values never reach an error message.
  */
 export function readPriorityKeys(path: string, source: string): PriorityKey[] {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? String(err);
-    throw new FrontendConfigError(source, path, `cannot read the file (${code})`);
-  }
   const keys: PriorityKey[] = [];
   const seen = new Set<string>();
-  text.split(/\r?\n/).forEach((raw, index) => {
-    const line = raw.replace(/#.*$/, '').trim();
-    if (!line) return;
-    const where = `${path}:${index + 1}`;
+  for (const { text: line, line: number } of readConfigLines(path, source)) {
+    const where = `${path}:${number}`;
     const i = line.indexOf(':');
     const max = line.slice(0, Math.max(i, 0)) as PriorityClass;
     const key = line.slice(i + 1);
@@ -41,6 +32,6 @@ export function readPriorityKeys(path: string, source: string): PriorityKey[] {
     }
     seen.add(key);
     keys.push({ key, max });
-  });
+  }
   return keys;
 }
