@@ -1,16 +1,7 @@
 import { FrontendConfig } from './frontend-config';
 import { FrontendConfigError } from './frontend-config.error';
+import { errorOf } from './flag-error.fixture';
 import { envName, parseFrontendFlags } from './parse-frontend-flags';
-
-const errorOf = (argv: string[], env: NodeJS.ProcessEnv = {}): FrontendConfigError => {
-  try {
-    parseFrontendFlags(argv, env);
-  } catch (err) {
-    if (err instanceof FrontendConfigError) return err;
-    throw err;
-  }
-  throw new Error(`expected ${argv.join(' ')} to be rejected`);
-};
 
 describe('parseFrontendFlags', () => {
   const sut = parseFrontendFlags;

@@ -1,18 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FrontendConfigError } from './frontend-config.error';
+import { errorOf } from './flag-error.fixture';
 import { envName, parseFrontendFlags } from './parse-frontend-flags';
-
-const errorOf = (argv: string[], env: NodeJS.ProcessEnv = {}): FrontendConfigError => {
-  try {
-    parseFrontendFlags(argv, env);
-  } catch (err) {
-    if (err instanceof FrontendConfigError) return err;
-    throw err;
-  }
-  throw new Error(`expected ${argv.join(' ')} to be rejected`);
-};
 
 const fileWith = (text: string): string => {
   const path = join(mkdtempSync(join(tmpdir(), 'sluice-priority-')), 'keys');
