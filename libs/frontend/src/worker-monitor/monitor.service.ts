@@ -31,7 +31,13 @@ export class MonitorService {
     config: FrontendConfig,
     @Optional() adapterHost?: HttpAdapterHost,
   ) {
-    this.own = new OwnAddress(config.httpHost, () => listeningPort(adapterHost, config));
+    // The listening port, once there is one, never changes: read the server's address only
+    // until it answers, not on every report.
+    let bound: number | undefined;
+    this.own = new OwnAddress(
+      config.httpHost,
+      () => (bound ??= boundPort(adapterHost)) ?? config.httpPort,
+    );
     // Both series from the start, so that an alert on their rate has something to read.
     for (const reason of Object.values(REFUSED)) refused.inc({ reason }, 0);
   }
@@ -75,7 +81,8 @@ export class MonitorService {
   }
 }
 
-function listeningPort(adapterHost: HttpAdapterHost | undefined, config: FrontendConfig): number {
+/** The port the HTTP server listens on; undefined until it listens. */
+function boundPort(adapterHost: HttpAdapterHost | undefined): number | undefined {
   const server: unknown = adapterHost?.httpAdapter?.getHttpServer();
   const address: unknown =
     server && typeof (server as { address?: unknown }).address === 'function'
@@ -83,5 +90,5 @@ function listeningPort(adapterHost: HttpAdapterHost | undefined, config: Fronten
       : null;
   return typeof address === 'object' && address !== null && 'port' in address
     ? Number(address.port)
-    : config.httpPort;
+    : undefined;
 }

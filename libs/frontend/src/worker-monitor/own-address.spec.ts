@@ -51,3 +51,21 @@ describe('OwnAddress', () => {
     expect(sut.is('http://127.0.0.1:41234')).toBe(true);
   });
 });
+
+describe('OwnAddress memo', () => {
+  it('judges an endpoint again when the port changes', () => {
+    let port = 8000;
+    const sut = new OwnAddress('127.0.0.1', () => port);
+    expect(sut.is('http://127.0.0.1:9000')).toBe(false);
+    expect(sut.is('http://127.0.0.1:9000')).toBe(false);
+    port = 9000;
+    expect(sut.is('http://127.0.0.1:9000')).toBe(true);
+  });
+
+  it('gives the same verdicts past its size limit', () => {
+    const sut = new OwnAddress('127.0.0.1', () => 8000);
+    for (let i = 0; i < 20000; i++)
+      expect(sut.is(`http://10.0.${i >> 8}.${i & 255}:8000`)).toBe(false);
+    expect(sut.is('http://127.0.0.1:8000')).toBe(true);
+  });
+});
