@@ -372,7 +372,8 @@ describe('RouterService', () => {
     };
     const refusalOf = (tokens: number, c: PriorityClass = 'standard'): unknown => {
       try {
-        sut.acquire(M, tokens, signal, c);
+        const got = sut.acquire(M, tokens, signal, c);
+        if (got instanceof Promise) return 'queued';
       } catch (err) {
         return err instanceof ServiceOverloadedError ? err.refusal : err;
       }
@@ -432,7 +433,7 @@ describe('RouterService', () => {
       holder.firstToken(); // its prompt is prefilled: predictions are back to the seed's
       thresholds.setOverride(M, { ttftSloMs: 100 });
       let outcome: unknown = 'waiting';
-      waitFor(1).then(
+      void waitFor(1).then(
         () => (outcome = 'served'),
         (err: ServiceOverloadedError) => (outcome = err.refusal),
       );
