@@ -1,0 +1,12 @@
+import { PriorityClass } from '../../config/priority';
+import { EndpointLabel } from '../../metrics/metric-names';
+import { ModelEntry } from '../../worker-monitor/worker-entry';
+
+/** A request to route: what the router, its queue and the TTFT objective read of it. */
+export interface Ask {
+  readonly model: ModelEntry;
+  readonly promptTokens: number;
+  readonly maxTokens: number;
+  readonly priority: PriorityClass;
+  readonly endpoint: EndpointLabel;
+}

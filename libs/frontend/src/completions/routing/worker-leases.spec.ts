@@ -1,0 +1,47 @@
+import { Logger } from '@nestjs/common';
+import { WorkerEntry } from '../../worker-monitor/worker-entry';
+import { M, routingFixture, RoutingFixture } from './routing.fixture';
+import { WorkerLeases } from './worker-leases';
+
+describe('WorkerLeases', () => {
+  let fx: RoutingFixture;
+  let released: jest.Mock;
+  let sut: WorkerLeases;
+  let w1: WorkerEntry;
+
+  beforeAll(() => {
+    Logger.overrideLogger(false);
+  });
+  beforeEach(() => {
+    fx = routingFixture({ routerQueueThreshold: null });
+    fx.report('w1');
+    released = jest.fn();
+    sut = new WorkerLeases(fx.registry, fx.traffic, released);
+    const w = fx.registry.model(M)?.workers.get('w1');
+    if (!w) throw new Error('no worker w1');
+    w1 = w;
+  });
+
+  it('counts a lease in flight, waiting for prefill and reserved, until released once', () => {
+    const objective = { predictedMs: 30, objectiveMs: 100, sample: false };
+    const a = sut.lease(w1, 40, 0, objective);
+    const b = sut.lease(w1, 2, 0, null);
+    expect([a.tokensAhead, b.tokensAhead, a.objective, b.objective]).toEqual([
+      0,
+      40,
+      objective,
+      null,
+    ]);
+    expect(fx.traffic.peek(w1)).toEqual({ requests: 2, promptTokens: 42 });
+    expect([w1.pendingPrefillTokens, w1.reservations.size]).toEqual([42, 2]);
+    a.firstToken();
+    a.firstToken();
+    expect(w1.pendingPrefillTokens).toBe(2);
+    a.release();
+    a.release();
+    b.release(); // ended before its first token: no longer waiting for prefill either
+    expect(fx.traffic.peek(w1)).toEqual({ requests: 0, promptTokens: 0 });
+    expect([w1.pendingPrefillTokens, w1.reservations.size]).toEqual([0, 0]);
+    expect(released.mock.calls).toEqual([[w1], [w1]]);
+  });
+});

@@ -1,0 +1,79 @@
+import { WorkerEntry } from '../../worker-monitor/worker-entry';
+import { WorkerRegistry } from '../../worker-monitor/worker-registry.service';
+import { WorkerTraffic } from './worker-traffic';
+
+/** A worker reserved for one request; `release` must be called exactly once when it ends. */
+export interface Lease {
+  readonly worker: WorkerEntry;
+  /** Prompt tokens ahead of the request on the worker when it was sent (its prefill load). */
+  readonly tokensAhead: number;
+  /** `performance.now()` when the worker was chosen: where the worker's time to first token starts. */
+  readonly leasedAtMs: number;
+  /**
+   * With a TTFT objective for the model (contract §8): the worker's predicted time to first token
+   * when it was chosen, the objective of the request's class, and whether it is a would-be
+   * refusal admitted as a sample (`--ttft-slo-sample`). Null without an objective.
+   */
+  readonly objective: LeaseObjective | null;
+  /** The worker produced the first token: its prompt is no longer waiting for prefill. */
+  firstToken(): void;
+  release(): void;
+}
+
+export interface LeaseObjective {
+  readonly predictedMs: number;
+  readonly objectiveMs: number;
+  readonly sample: boolean;
+}
+
+/**
+ * Hands out leases on workers and keeps what each one holds counted while it lasts: the
+ * frontend's own in-flight requests and prompt tokens (`WorkerTraffic`), the prompt tokens
+ * waiting for prefill and the KV blocks reserved between load reports (`WorkerRegistry`).
+ * `released` hears of every lease that ends, so that the router queue can hand the room on.
+ */
+export class WorkerLeases {
+  constructor(
+    private readonly registry: WorkerRegistry,
+    private readonly traffic: WorkerTraffic,
+    private readonly released: (worker: WorkerEntry) => void,
+  ) {}
+
+  lease(
+    worker: WorkerEntry,
+    promptTokens: number,
+    maxTokens: number,
+    objective: LeaseObjective | null,
+  ): Lease {
+    const tokensAhead = worker.prefillTokensAhead();
+    const inflight = this.traffic.of(worker);
+    inflight.requests++;
+    inflight.promptTokens += promptTokens;
+    this.registry.addPendingPrefill(worker, promptTokens);
+    const reservation = this.registry.reserve(worker, promptTokens, maxTokens, Date.now());
+    let prefilling = true;
+    let released = false;
+    const firstToken = (): void => {
+      if (!prefilling) return;
+      prefilling = false;
+      this.registry.addPendingPrefill(worker, -promptTokens);
+      reservation.firstToken();
+    };
+    return {
+      worker,
+      tokensAhead,
+      leasedAtMs: performance.now(),
+      objective,
+      firstToken,
+      release: () => {
+        if (released) return;
+        released = true;
+        firstToken();
+        reservation.release();
+        inflight.requests--;
+        inflight.promptTokens -= promptTokens;
+        this.released(worker);
+      },
+    };
+  }
+}
