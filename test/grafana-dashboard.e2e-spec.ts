@@ -4,14 +4,15 @@ import { kvReport } from '@sluice/testkit';
 import { MODEL } from './support/bus';
 import { createTestDatabase, TestDatabase } from './support/database';
 import { useSystem } from './support/fixtures';
-import { chat, post } from './support/http';
+import { chat, metricValue, openStream, post } from './support/http';
 import { spawnApp, waitFor } from './support/processes';
 
 /**
  * deploy/grafana/sluice-dashboard.json and deploy/prometheus/alerts.yml query metrics by name; a
  * renamed or missing metric leaves a panel empty or an alert silent without any error. This test
  * reads every query of both and checks each metric name against the /metrics of a real frontend
- * that has seen a load report, an admitted, a queued and a rejected request.
+ * that has seen a load report, an admitted, a queued and a rejected request, and with a TTFT
+ * objective a refused and a sampled one.
  */
 
 const ROOT = join(__dirname, '..');
@@ -39,13 +40,16 @@ const CONTRACT_METRICS = [
 /**
  * Beyond contract §6: the input of the waiting-requests threshold (contract §5), per rank; the
  * rejections by priority class, what shadow mode would have refused and how often workers flip
- * (contract §8).
+ * (contract §8); the TTFT objective's refusals, prediction error and sample (contract §8).
  */
 const EXTRA_METRICS = [
   'sluice_frontend_worker_requests_waiting',
   'sluice_frontend_rejection_total',
   'sluice_frontend_would_reject_total',
   'sluice_frontend_worker_busy_transitions_total',
+  'sluice_frontend_slo_rejection_total',
+  'sluice_frontend_ttft_prediction_error_seconds_bucket',
+  'sluice_frontend_slo_sample_total',
 ];
 
 const PROMQL_WORDS = new Set([
@@ -222,10 +226,12 @@ describe('a running frontend exports every metric the dashboard and the alerts q
       ...['--admission-control', 'token-capacity', '--active-decode-blocks-threshold', '0.5'],
       // Queue a request while the worker has any prompt token in flight from this frontend.
       ...['--router-queue-threshold', '0'],
+      // Under a TTFT objective, admit about half of the would-be refusals as samples.
+      ...['--ttft-slo-sample', '0.5'],
     ],
   });
 
-  it('after a load report, an invalid report, and admitted, queued, rejected and shadow requests', async () => {
+  it('after a load report, an invalid report, admitted, queued, rejected and shadow requests, and under a TTFT objective refused and sampled ones', async () => {
     // Sent again on every try: a report published before the monitor's subscription reached
     // NATS is lost (the frontend is healthy once connected, a moment before it subscribes).
     const publish = async (): Promise<void> => {
@@ -274,6 +280,34 @@ describe('a running frontend exports every metric the dashboard and the alerts q
     expect((await chat(sys.fe.url, { model: SHADOW_MODEL })).status).not.toBe(503);
     const admitted = await Promise.all([1, 2, 3].map(() => chat(sys.fe.url, { max_tokens: 16 })));
     expect(admitted.map((a) => a.status)).toEqual([200, 200, 200]);
+
+    // A TTFT objective of 1 ms, which no worker meets: each streamed request is refused (an
+    // objective refusal) or, by the sample's draw, admitted as a sample that misses it and adds
+    // its prediction error. Until both have happened; the reports keep the worker alive.
+    const objective = await post(`${sys.fe.url}/busy_threshold`, { model: MODEL, ttft_slo_ms: 1 });
+    expect(objective.status).toBe(200);
+    const counted = async (name: string, labels: Record<string, string>): Promise<number> =>
+      (await metricValue(sys.fe.url, name, { model: MODEL, ...labels })) ?? 0;
+    const statuses = new Set<number>();
+    await waitFor(
+      async () => {
+        await publish();
+        const res = await openStream(sys.fe.url, 2);
+        await res.text();
+        statuses.add(res.status);
+        const refused = await counted('sluice_frontend_slo_rejection_total', {
+          priority: 'standard',
+        });
+        const sampled = await counted('sluice_frontend_slo_sample_total', { outcome: 'missed' });
+        return refused > 0 && sampled > 0;
+      },
+      'an objective refusal and a sampled would-be refusal',
+      60_000,
+    );
+    expect([...statuses].sort()).toEqual([200, 503]);
+    expect(await counted('sluice_frontend_ttft_prediction_error_seconds_count', {})).toBe(
+      await counted('sluice_frontend_slo_sample_total', { outcome: 'missed' }),
+    );
 
     const exported = sampleNames(await (await fetch(`${sys.fe.url}/metrics`)).text());
     const missing = (names: string[]): string[] =>
