@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Browser, chromium, Page } from 'playwright-core';
 import { MODEL, ReportFields } from './support/bus';
 import { useSystem } from './support/fixtures';
-import { chat } from './support/http';
+import { chat, post } from './support/http';
 import { waitFor } from './support/processes';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -125,10 +125,34 @@ describe('status page (GET /ui) in a browser', () => {
     expect(await row(FREE)).toEqual({ badge: 'free', kv: 'KV 10 % (10/100)', kvOver: false });
     expect(await stat(MODEL, 'threshold.decode')).toBe('0.8');
     expect(await stat(MODEL, 'threshold.prefill')).toBe('unset');
+    expect(await stat(MODEL, 'threshold.ttft')).toBe('unset');
     expect(await card(MODEL).locator('.card-head .badge').textContent()).toBe('accepting');
     expect(await stat(MODEL, 'busy-count')).toBe('1 / 2');
     // Free for critical (judged at 0.96) · standard (0.8) · sheddable (0.64).
     expect(await stat(MODEL, 'priority-classes')).toBe('2 · 1 · 1');
+  });
+
+  it('shows the TTFT objective set for the model, on its card and in status.json, until cleared', async () => {
+    const objective = async (): Promise<unknown> => {
+      const status = (await (await fetch(`${sys.fe.url}/ui/status.json`)).json()) as {
+        models: Array<{ model: string; ttft_slo_ms: unknown }>;
+      };
+      return status.models.find((m) => m.model === MODEL)?.ttft_slo_ms;
+    };
+    expect(await objective()).toBeNull();
+    // Far above any prediction: it routes but refuses nothing in the tests after this one.
+    const set = await post(`${sys.fe.url}/busy_threshold`, { model: MODEL, ttft_slo_ms: 60000 });
+    expect(set.status).toBe(200);
+    await until(async () => (await stat(MODEL, 'threshold.ttft')) === '60000', 'objective shown');
+    expect(await objective()).toBe(60000);
+    expect(await card(MODEL).locator('.stat.threshold.ttft .stat-label').textContent()).toBe(
+      'TTFT objective (ms)',
+    );
+
+    const cleared = await post(`${sys.fe.url}/busy_threshold`, { model: MODEL, ttft_slo_ms: null });
+    expect(cleared.status).toBe(200);
+    await until(async () => (await stat(MODEL, 'threshold.ttft')) === 'unset', 'objective cleared');
+    expect(await objective()).toBeNull();
   });
 
   it('shows rejections per second while every worker is busy', async () => {
