@@ -138,7 +138,9 @@ export async function runPoint(g: ProcessGroup, s: PointSpec): Promise<PointResu
  * same prompt and output length) through the frontend without shedding, counted after a warm-up.
  */
 export async function probeCapacity(g: ProcessGroup, url: string, quick: boolean): Promise<number> {
-  const [probeS, probeWarm, probeRamp] = quick ? [10, 5, 2] : [24, 12, 6];
+  // A saturated request takes ~9 s end to end (600 clients, ~66/s): the count needs a window
+  // past the first wave even in --quick.
+  const [probeS, probeWarm, probeRamp] = quick ? [18, 10, 3] : [24, 12, 6];
   const probe = (await runTool(g, 'dist/bench/tools/closed-loop.js', [
     '600',
     String(probeWarm),

@@ -132,6 +132,22 @@ async function send(
   }
 }
 
+/**
+ * Waits for `p` at most `ms`; true if it settled in time. The timer is cleared either way: a
+ * pending drain timer would keep the process (and the point) alive for the whole timeout.
+ */
+async function within(ms: number, p: Promise<unknown>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([p.then(() => true as const), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 async function main(): Promise<void> {
   const warmupS = Number(process.argv[2]);
   const mix = parseMix(process.argv[3]);
@@ -169,13 +185,10 @@ async function main(): Promise<void> {
   const windowEnd = o.durationS * 1000;
   await realClock.sleep(t0 + windowEnd - realClock.now());
   // Drain: wait for answers up to the timeout, then abort the rest (their KV is freed).
-  const drained = await Promise.race([
-    Promise.all([...pending]).then(() => true),
-    realClock.sleep(o.drainTimeoutS * 1000).then(() => false),
-  ]);
+  const drained = await within(o.drainTimeoutS * 1000, Promise.all([...pending]));
   const abortAt = realClock.now() - t0;
   if (!drained) abort.abort();
-  await Promise.race([Promise.all([...pending]), realClock.sleep(5000)]);
+  await within(5000, Promise.all([...pending]));
   await pool.destroy();
 
   const from = warmupS * 1000;
