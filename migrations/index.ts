@@ -2,6 +2,7 @@ import { CreateThresholdTables1764460800000 } from './1764460800000-CreateThresh
 import { AddWaitingRequestsThreshold1796083200000 } from './1796083200000-AddWaitingRequestsThreshold';
 import { AddThresholdChangeSafety1796156400000 } from './1796156400000-AddThresholdChangeSafety';
 import { AddAdmissionControl1796157600000 } from './1796157600000-AddAdmissionControl';
+import { AddTtftObjective1796158800000 } from './1796158800000-AddTtftObjective';
 
 /**
  * Every migration, oldest first. Listed by hand rather than found by a glob so the same list
@@ -13,4 +14,5 @@ export const ALL_MIGRATIONS = [
   AddWaitingRequestsThreshold1796083200000,
   AddThresholdChangeSafety1796156400000,
   AddAdmissionControl1796157600000,
+  AddTtftObjective1796158800000,
 ];

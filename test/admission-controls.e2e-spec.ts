@@ -173,6 +173,7 @@ describe('admission_control per model over /busy_threshold (two replicas)', () =
       active_prefill_tokens_threshold_frac: null,
       waiting_requests_threshold: null,
       admission_control: 'token-capacity',
+      ttft_slo_ms: null,
     });
     expect(await mode(B.fe)).toBe('none');
     const list = (await (await fetch(`${B.fe.url}/busy_threshold`)).json()) as {

@@ -29,8 +29,9 @@ jest.mock('@electric-sql/pglite/node-postgres', () =>
 );
 
 const SAFETY_MIGRATION = 'AddThresholdChangeSafety1796156400000';
-/** The one migration after it, reverted first. */
+/** The migrations after it, reverted first (newest first). */
 const ADMISSION_MIGRATION = 'AddAdmissionControl1796157600000';
+const TTFT_MIGRATION = 'AddTtftObjective1796158800000';
 const META = { actor: 'alice', source: '127.0.0.1', requestId: 'req-1' };
 const NONE: ThresholdValues = {
   activeDecodeBlocks: null,
@@ -38,6 +39,7 @@ const NONE: ThresholdValues = {
   activePrefillTokensFrac: null,
   waitingRequests: null,
   admissionControl: null,
+  ttftSloMs: null,
 };
 const values = (v: Partial<ThresholdValues>): ThresholdValues => ({ ...NONE, ...v });
 /** Generous: a revert is due after 1 s; how soon it is found is not what these tests judge. */
@@ -200,6 +202,7 @@ describe.each([
     const a = await sut.applyChange('a', { activeDecodeBlocks: 0.7 }, META);
     const b = await sut.applyChange('b', { waitingRequests: 2 }, META);
     const a2 = await sut.applyChange('a', { waitingRequests: 1 }, META);
+    expect(await revertLastMigration(dataSource)).toBe(TTFT_MIGRATION);
     expect(await revertLastMigration(dataSource)).toBe(ADMISSION_MIGRATION);
     expect(await revertLastMigration(dataSource)).toBe(SAFETY_MIGRATION);
     try {
@@ -210,7 +213,11 @@ describe.each([
       );
       expect(columns).toEqual([]);
     } finally {
-      expect(await runMigrations(dataSource)).toEqual([SAFETY_MIGRATION, ADMISSION_MIGRATION]);
+      expect(await runMigrations(dataSource)).toEqual([
+        SAFETY_MIGRATION,
+        ADMISSION_MIGRATION,
+        TTFT_MIGRATION,
+      ]);
     }
     expect(await sut.loadState('a')).toEqual({ values: a2.after, version: a2.audit.id });
     expect(await sut.loadState('b')).toEqual({ values: b.after, version: b.audit.id });

@@ -34,7 +34,14 @@ const MIGRATION = 'CreateThresholdTables1764460800000';
 const WAITING_MIGRATION = 'AddWaitingRequestsThreshold1796083200000';
 const SAFETY_MIGRATION = 'AddThresholdChangeSafety1796156400000';
 const ADMISSION_MIGRATION = 'AddAdmissionControl1796157600000';
-const MIGRATIONS = [MIGRATION, WAITING_MIGRATION, SAFETY_MIGRATION, ADMISSION_MIGRATION];
+const TTFT_MIGRATION = 'AddTtftObjective1796158800000';
+const MIGRATIONS = [
+  MIGRATION,
+  WAITING_MIGRATION,
+  SAFETY_MIGRATION,
+  ADMISSION_MIGRATION,
+  TTFT_MIGRATION,
+];
 const META = { actor: 'alice', source: '127.0.0.1', requestId: 'req-1' };
 const NONE: ThresholdValues = {
   activeDecodeBlocks: null,
@@ -42,6 +49,7 @@ const NONE: ThresholdValues = {
   activePrefillTokensFrac: null,
   waitingRequests: null,
   admissionControl: null,
+  ttftSloMs: null,
 };
 const wire = (v: ThresholdValues) => ({
   active_decode_blocks_threshold: v.activeDecodeBlocks,
@@ -49,6 +57,7 @@ const wire = (v: ThresholdValues) => ({
   active_prefill_tokens_threshold_frac: v.activePrefillTokensFrac,
   waiting_requests_threshold: v.waitingRequests,
   admission_control: v.admissionControl,
+  ttft_slo_ms: v.ttftSloMs,
 });
 
 type Store = { databaseUrl: string | null; dataDir: string; cleanUp(): Promise<void> };
@@ -145,6 +154,7 @@ describe.each([
       activePrefillTokensFrac: 1.5,
       waitingRequests: 4,
       admissionControl: null,
+      ttftSloMs: null,
     });
 
     const cleared = await sut.applyChange('m', { activeDecodeBlocks: null }, META);
@@ -229,6 +239,20 @@ describe.each([
     ).rejects.toThrow(/CHK_model_thresholds_admission_control/);
   });
 
+  it('stores, audits and clears a per-model TTFT objective, checked by the column', async () => {
+    const set = await sut.applyChange('t', { ttftSloMs: 500 }, META);
+    expect(set.after).toEqual({ ...NONE, ttftSloMs: 500 });
+    expect(await sut.load('t')).toEqual({ ...NONE, ttftSloMs: 500 });
+    expect(set.audit.after).toEqual({ ...wire(NONE), ttft_slo_ms: 500 });
+    const cleared = await sut.applyChange('t', { ttftSloMs: null }, META);
+    expect(cleared.after).toEqual(NONE);
+    const [newest] = (await sut.listAudit({ model: 't', limit: 10 })).entries;
+    expect(newest.before).toEqual({ ...wire(NONE), ttft_slo_ms: 500 });
+    await expect(
+      dataSource.query(`INSERT INTO model_thresholds (model, ttft_slo_ms) VALUES ('u', 0)`),
+    ).rejects.toThrow(/CHK_model_thresholds_ttft_slo/);
+  });
+
   it('reverts the newest migrations one by one (other values kept) and re-applies them', async () => {
     await sut.applyChange(
       'kept',
@@ -254,6 +278,10 @@ describe.each([
     try {
       while (reverted.length < MIGRATIONS.length && reverted.at(-1) !== WAITING_MIGRATION) {
         reverted.push(await revertLastMigration(dataSource));
+        if (reverted.at(-1) === TTFT_MIGRATION) {
+          expect(await column('ttft_slo_ms')).toHaveLength(0);
+          expect(await column('admission_control')).toHaveLength(1);
+        }
         if (reverted.at(-1) === ADMISSION_MIGRATION) {
           expect(await column('admission_control')).toHaveLength(0);
           expect(await column('waiting_requests_threshold')).toHaveLength(1);
@@ -403,12 +431,13 @@ describe('migration CLI (dist/apps/migrate/main.js)', () => {
       await ok(
         ['run', ...url],
         new RegExp(
-          `applied ${MIGRATION}[\\s\\S]*${WAITING_MIGRATION}[\\s\\S]*${SAFETY_MIGRATION}[\\s\\S]*${ADMISSION_MIGRATION}`,
+          `applied ${MIGRATION}[\\s\\S]*${WAITING_MIGRATION}[\\s\\S]*${SAFETY_MIGRATION}[\\s\\S]*${ADMISSION_MIGRATION}[\\s\\S]*${TTFT_MIGRATION}`,
         ),
       );
       expect(await tables()).toHaveLength(2);
       expect(await waitingColumn()).toHaveLength(1);
       await ok(['run', ...url], /up to date/);
+      await ok(['revert', ...url], new RegExp(`reverted ${TTFT_MIGRATION}`));
       await ok(['revert', ...url], new RegExp(`reverted ${ADMISSION_MIGRATION}`));
       expect(await waitingColumn()).toHaveLength(1);
       await ok(['revert', ...url], new RegExp(`reverted ${SAFETY_MIGRATION}`));

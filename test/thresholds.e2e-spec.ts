@@ -20,6 +20,7 @@ interface Entry {
   active_prefill_tokens_threshold_frac: number | null;
   waiting_requests_threshold: number | null;
   admission_control: string | null;
+  ttft_slo_ms: number | null;
 }
 interface AuditEntry {
   id: string;
@@ -82,6 +83,7 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
       active_prefill_tokens_threshold_frac: null,
       waiting_requests_threshold: null,
       admission_control: 'token-capacity',
+      ttft_slo_ms: null,
     });
     const set = await post(
       `${A.fe.url}/busy_threshold`,
@@ -118,6 +120,7 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
       active_prefill_tokens_threshold_frac: null,
       waiting_requests_threshold: null,
       admission_control: 'token-capacity',
+      ttft_slo_ms: null,
     });
     const list = (await (await fetch(`${A.fe.url}/busy_threshold`)).json()) as {
       thresholds: Entry[];
@@ -140,6 +143,7 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
       active_prefill_tokens_threshold_frac: null,
       waiting_requests_threshold: 3,
       admission_control: 'token-capacity',
+      ttft_slo_ms: null,
     });
     const stored = await queryRows<{ v: string }>(
       A.db.url(),
@@ -171,10 +175,39 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
       active_prefill_tokens_threshold_frac: null,
       waiting_requests_threshold: null,
       admission_control: null,
+      ttft_slo_ms: null,
     };
     expect(page.entries.map((e) => [e.actor, e.before, e.after])).toEqual([
       ['alice', { ...none, waiting_requests_threshold: 3 }, none],
       ['alice', none, { ...none, waiting_requests_threshold: 3 }],
+    ]);
+  });
+
+  it('sets, stores, audits, syncs and clears a per-model ttft_slo_ms', async () => {
+    const model = 'slo/model';
+    const set = await post(`${A.fe.url}/busy_threshold`, { model, ttft_slo_ms: 500 }, asAlice);
+    expect(set.status).toBe(200);
+    expect(set.json).toMatchObject({
+      model,
+      ttft_slo_ms: 500,
+      admission_control: 'token-capacity',
+    });
+    const stored = await queryRows<{ v: string }>(
+      A.db.url(),
+      'SELECT ttft_slo_ms AS v FROM model_thresholds WHERE model = $1',
+      [model],
+    );
+    expect(stored.map((r) => Number(r.v))).toEqual([500]);
+    await waitFor(
+      async () => (await read(B.fe, model)).ttft_slo_ms === 500,
+      'replica B has the objective',
+    );
+    const cleared = await post(`${A.fe.url}/busy_threshold`, { model, ttft_slo_ms: null }, asAlice);
+    expect((cleared.json as Entry).ttft_slo_ms).toBeNull();
+    const page = await audit(A.fe, '?model=slo%2Fmodel');
+    expect(page.entries.map((e) => [e.before.ttft_slo_ms, e.after.ttft_slo_ms])).toEqual([
+      [500, null],
+      [null, 500],
     ]);
   });
 
@@ -189,6 +222,9 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
     ['number as string', { model: MODEL, active_decode_blocks_threshold: '0.5' }],
     ['missing model', { active_decode_blocks_threshold: 0.5 }],
     ['unknown key', { model: MODEL, active_decode_blocks_threshold: 0.5, surprise: 1 }],
+    ['objective 0', { model: MODEL, ttft_slo_ms: 0 }],
+    ['fractional objective', { model: MODEL, ttft_slo_ms: 250.5 }],
+    ['objective as string', { model: MODEL, ttft_slo_ms: '500' }],
     ['300-char model', { model: 'm'.repeat(300), active_decode_blocks_threshold: 0.5 }],
   ])('answers 400 and changes nothing for %s', async (_name, body) => {
     const before = { entry: await read(A.fe), rows: await auditRows() };
@@ -218,6 +254,7 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
       active_prefill_tokens_threshold_frac: null,
       waiting_requests_threshold: null,
       admission_control: null,
+      ttft_slo_ms: null,
     });
     expect(page.entries[0].after).toEqual({
       active_decode_blocks_threshold: 0.7,
@@ -225,6 +262,7 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
       active_prefill_tokens_threshold_frac: null,
       waiting_requests_threshold: null,
       admission_control: null,
+      ttft_slo_ms: null,
     });
     expect(page.entries[0].source).toMatch(/127\.0\.0\.1/);
     expect(Number.isNaN(Date.parse(page.entries[0].at))).toBe(false);
@@ -380,6 +418,7 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
       'active_prefill_tokens_threshold_frac',
       'waiting_requests_threshold',
       'admission_control',
+      'ttft_slo_ms',
     ];
     // The threshold fields are generated from one table; the document must read as hand-written.
     expect(Object.keys(schemas.SetThresholdDto.properties ?? {})).toEqual([
@@ -408,6 +447,7 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
         nullable: true,
         example: 'shadow',
       },
+      ttft_slo_ms: { type: 'number', nullable: true, minimum: 1, example: 500 },
     });
     expect(schemas.ThresholdValuesDto.properties).toMatchObject({
       active_decode_blocks_threshold: decode,

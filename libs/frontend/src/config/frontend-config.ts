@@ -35,6 +35,11 @@ export class FrontendConfig {
   readonly admissionControl: AdmissionControl = 'none';
   readonly thresholds: GlobalThresholds = NO_THRESHOLDS;
   readonly routerMode: RouterMode = 'round-robin';
+  /**
+   * Share of would-be TTFT-objective refusals admitted anyway, to measure how many refusals were
+   * wrong (`sluice_frontend_slo_sample_total`); 0 = none.
+   */
+  readonly ttftSloSample: number = 0;
   readonly routerQueueThreshold: number | null = null;
   readonly routerQueueMaxDepth: number = 1024;
   readonly routerQueueTimeoutMs: number = 30000;

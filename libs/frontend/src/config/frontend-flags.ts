@@ -39,8 +39,16 @@ function thresholdFlag(spec: ThresholdSpecShape): ValueFlag<ThresholdValue | nul
     return valueFlag({ arg, help: spec.help, parse: oneOf(spec.values), default: spec.default });
   }
   return valueFlag({
-    arg: spec.range.integer ? 'N' : 'F',
-    help: 'global default busy threshold (per-model values: admin API)',
+    arg:
+      spec.kind === 'objective'
+        ? spec.range.integer
+          ? 'MS'
+          : 'F'
+        : spec.range.integer
+          ? 'N'
+          : 'F',
+    help:
+      'help' in spec ? spec.help : 'global default busy threshold (per-model values: admin API)',
     parse: numberIn(spec.range),
     default: null,
   });
@@ -61,6 +69,12 @@ export const FRONTEND_FLAGS = {
   }),
   'http-port': int('PORT', 'listen port', D.httpPort, 0, 65535),
   ...THRESHOLD_FLAGS,
+  'ttft-slo-sample': valueFlag({
+    arg: 'P',
+    help: 'share of would-be TTFT-objective refusals admitted anyway, to check the gate',
+    parse: numberIn({ min: 0, max: 1 }),
+    default: D.ttftSloSample,
+  }),
   'busy-release-factor': valueFlag({
     arg: 'F',
     help: 'hysteresis: a busy rank turns free only at or below threshold x F',

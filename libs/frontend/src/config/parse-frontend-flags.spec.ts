@@ -96,6 +96,11 @@ describe('parseFrontendFlags', () => {
     ['--busy-min-dwell-ms', '60000', 'busyMinDwellMs', 60000],
     ['--idle-timeout-ms', '1', 'idleTimeoutMs', 1],
     ['--max-upstream-body-bytes', '1024', 'maxUpstreamBodyBytes', 1024],
+    ['--ttft-slo-ms', '1', 'ttftSloMs', 1],
+    ['--ttft-slo-ms', '500', 'ttftSloMs', 500],
+    ['--ttft-slo-sample', '0', 'ttftSloSample', 0],
+    ['--ttft-slo-sample', '1', 'ttftSloSample', 1],
+    ['--ttft-slo-sample', '0.05', 'ttftSloSample', 0.05],
   ])('accepts the boundary value %s %s', (flag, value, key, expected) => {
     expect(flat(sut([flag, value]))[key]).toBe(expected);
   });
@@ -106,6 +111,12 @@ describe('parseFrontendFlags', () => {
     ['--http-port', 'http'],
     ['--http-port', ''],
     ['--http-host', ' '],
+    ['--ttft-slo-ms', '0'],
+    ['--ttft-slo-ms', '250.5'],
+    ['--ttft-slo-ms', '500ms'],
+    ['--ttft-slo-sample', '1.5'],
+    ['--ttft-slo-sample', '-0.1'],
+    ['--ttft-slo-sample', 'NaN'],
     ['--admission-control', 'token_capacity'],
     ['--admission-control', 'TOKEN-CAPACITY'],
     ['--admission-control', 'Shadow'],

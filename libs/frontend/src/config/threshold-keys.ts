@@ -10,8 +10,9 @@ export type AdmissionControl = (typeof ADMISSION_CONTROLS)[number];
  * - `flag`: the frontend flag holding its global default (generated in config/frontend-flags.ts);
  * - `wire`: the snake_case name of contract §3.2, §5 and §8 — JSON field of the admin API and the
  *   status page, key in the audit row's `before`/`after`, `model_thresholds` column;
- * - a number: `range`, what the flag, the API (class-validator) and the column's CHECK accept;
- *   a word: `values`, the same for the words allowed, and `default`, the flag's default;
+ * - a number: `range`, what the flag, the API (class-validator) and the column's CHECK accept
+ *   (a busy threshold has no `kind`; `kind: 'objective'` is a number outside the busy rule, e.g.
+ *   `ttft_slo_ms`, with its own `help`); a word: `values`, the same for the words allowed, and `default`, the flag's default;
  * - `column`: the column's type; `check`: its CHECK is named `CHK_model_thresholds_<check>`;
  * - `example`: the OpenAPI example in POST /busy_threshold, `exampleInForce` in the answers;
  * - `status`: the status page's label and CSS class, and (a threshold) which of a rank's
@@ -85,6 +86,23 @@ export const THRESHOLD_SPECS = [
     exampleInForce: 'token-capacity',
     status: { label: 'admission control', css: 'admission' },
   },
+  {
+    // The TTFT objective (contract §8): refuse when every free worker's predicted time to first
+    // token exceeds it, route to the lowest prediction otherwise. Not a busy threshold.
+    kind: 'objective',
+    key: 'ttftSloMs',
+    flag: 'ttft-slo-ms',
+    wire: 'ttft_slo_ms',
+    range: { min: 1, integer: true },
+    help:
+      'TTFT objective in ms: refuse when no free worker is predicted to meet it, route to ' +
+      'the lowest prediction (per model: admin API); unset: off',
+    column: 'bigint',
+    check: 'ttft_slo',
+    example: 500,
+    exampleInForce: null,
+    status: { label: 'TTFT objective (ms)', css: 'ttft' },
+  },
 ] as const satisfies readonly ThresholdSpecShape[];
 
 /** A busy threshold: a number, `null` = not configured. */
@@ -103,6 +121,25 @@ export interface NumericSpecShape {
     readonly css: string;
     readonly over: 'kv' | 'prefill' | 'waiting';
   };
+}
+
+/**
+ * A number that is not a busy threshold (it has no term in the busy rule): validated, stored and
+ * scaled per priority class like one. `ttft_slo_ms` is one.
+ */
+export interface ObjectiveSpecShape {
+  readonly kind: 'objective';
+  readonly key: string;
+  readonly flag: string;
+  readonly wire: string;
+  readonly range: { readonly min: number; readonly max?: number; readonly integer: boolean };
+  /** The flag's help line. */
+  readonly help: string;
+  readonly column: 'double precision' | 'bigint';
+  readonly check: string;
+  readonly example: number;
+  readonly exampleInForce: number | null;
+  readonly status: { readonly label: string; readonly css: string };
 }
 
 /** A key whose value is one of a few words, stored as text with a CHECK naming them. */
@@ -124,15 +161,21 @@ export interface EnumSpecShape {
 }
 
 /** What every entry must give; `as const` above keeps each entry's literal names. */
-export type ThresholdSpecShape = NumericSpecShape | EnumSpecShape;
+export type ThresholdSpecShape = NumericSpecShape | ObjectiveSpecShape | EnumSpecShape;
 
 export function isEnumSpec(spec: ThresholdSpecShape): spec is EnumSpecShape {
   return spec.kind === 'enum';
 }
 
+/** A busy threshold: a number with a term in the busy rule. */
+export function isBusySpec(spec: ThresholdSpecShape): spec is NumericSpecShape {
+  return spec.kind === undefined || spec.kind === 'number';
+}
+
 export type ThresholdSpec = (typeof THRESHOLD_SPECS)[number];
 type EnumSpec = Extract<ThresholdSpec, { kind: 'enum' }>;
-type NumericSpec = Exclude<ThresholdSpec, EnumSpec>;
+type ObjectiveSpec = Extract<ThresholdSpec, { kind: 'objective' }>;
+type NumericSpec = Exclude<ThresholdSpec, EnumSpec | ObjectiveSpec>;
 export type ThresholdKey = ThresholdSpec['key'];
 /** The keys of busy thresholds (numbers), each with a term of the busy rule. */
 export type NumericKey = NumericSpec['key'];
@@ -156,9 +199,17 @@ export type WireThresholdValues = { [S in ThresholdSpec as S['wire']]: ValueOf<S
 
 export const THRESHOLD_KEYS: readonly ThresholdKey[] = THRESHOLD_SPECS.map((s) => s.key);
 
-/** The busy thresholds alone (the numeric entries), in the table's order. */
-export const NUMERIC_SPECS = THRESHOLD_SPECS.filter((s): s is NumericSpec => !isEnumSpec(s));
+/** The busy thresholds alone (the numeric entries with a busy term), in the table's order. */
+export const NUMERIC_SPECS = THRESHOLD_SPECS.filter((s): s is NumericSpec => isBusySpec(s));
 export const NUMERIC_KEYS: readonly NumericKey[] = NUMERIC_SPECS.map((s) => s.key);
+
+/**
+ * Every number a priority class scales by its factor (contract §8): the busy thresholds and
+ * the objectives (`ttft_slo_ms`: critical's objective is looser, sheddable's tighter).
+ */
+export const SCALED_SPECS = THRESHOLD_SPECS.filter(
+  (s): s is NumericSpec | ObjectiveSpec => !isEnumSpec(s),
+);
 
 /** Every key unset. */
 export const NO_THRESHOLDS: ThresholdValues = Object.freeze(

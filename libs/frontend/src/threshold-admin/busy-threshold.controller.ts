@@ -68,7 +68,7 @@ export class BusyThresholdController {
   @ApiOperation({
     summary: 'Read (only `model`) or change a model’s thresholds and admission mode',
     description:
-      'A value (a number; for `admission_control` one of `token-capacity`, `shadow`, `none`) sets the per-model value, `null` clears it (the global flag applies again), an absent key is unchanged. Stored with an audit row in one transaction; applies on every replica within 1 s. ' +
+      'A value (a number; for `admission_control` one of `token-capacity`, `shadow`, `none`; `ttft_slo_ms` is the TTFT objective in ms, an integer ≥ 1) sets the per-model value, `null` clears it (the global flag applies again), an absent key is unchanged. Stored with an audit row in one transaction; applies on every replica within 1 s. ' +
       'Every answer carries the ETag of the model’s stored state; a change sent with `If-Match` applies only while that is still the stored state (else 412, nothing changed). ' +
       'With `ttl_secs` the change is temporary: when it expires, each key it set returns to its value from before, unless a later write set that key again (a later temporary change of the key keeps the value to return to, with its own expiry).',
   })

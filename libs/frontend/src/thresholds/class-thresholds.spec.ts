@@ -10,6 +10,7 @@ const T = {
   activePrefillTokensFrac: 1.5,
   waitingRequests: 8,
   admissionControl: 'token-capacity',
+  ttftSloMs: 500,
 } as const;
 
 describe('thresholds per priority class (contract §8)', () => {
@@ -20,11 +21,13 @@ describe('thresholds per priority class (contract §8)', () => {
       activePrefillTokensFrac: 1.5 * 0.8,
       waitingRequests: 6, // floor(6.4)
       admissionControl: 'token-capacity',
+      ttftSloMs: 400, // a tighter objective for sheddable
     });
     expect(scaleThresholds(T, 1.2)).toMatchObject({
       activePrefillTokens: 4915, // floor(4915.2)
       waitingRequests: 9, // floor(9.6)
       activePrefillTokensFrac: 1.5 * 1.2,
+      ttftSloMs: 600, // a looser one for critical
     });
   });
 

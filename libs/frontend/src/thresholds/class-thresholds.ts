@@ -1,5 +1,5 @@
 import { PerClass, PriorityFactors } from '../config/priority';
-import { NUMERIC_SPECS } from '../config/threshold-keys';
+import { SCALED_SPECS } from '../config/threshold-keys';
 import { AnyThresholds, BusyThresholds } from './busy-thresholds';
 
 /** The thresholds each priority class is judged with, for one model. */
@@ -10,12 +10,13 @@ export type ClassThresholds = PerClass<BusyThresholds>;
  * requests) is floored, `floor(T × F)`, so the scaled limit is still a count the rule compares
  * with `>`; a bounded one (the decode ratio) is capped at its bound, 1. A fraction stays a
  * fraction (its limit is then `floor(F × factor × max_num_batched_tokens)`, as for standard).
- * The nudge keeps `floor(0.29 × 100)` at 29, as `fracLimit` does.
+ * The nudge keeps `floor(0.29 × 100)` at 29, as `fracLimit` does. The TTFT objective is scaled
+ * the same way (an integer of ms, floored): critical's objective is looser, sheddable's tighter.
  */
 export function scaleThresholds(t: BusyThresholds, factor: number): BusyThresholds {
   if (factor === 1) return t;
   const out: AnyThresholds = { ...t };
-  for (const { key, range } of NUMERIC_SPECS) {
+  for (const { key, range } of SCALED_SPECS) {
     const v = t[key];
     if (v === null) continue;
     let scaled = range.integer ? Math.floor(v * factor + 1e-9) : v * factor;

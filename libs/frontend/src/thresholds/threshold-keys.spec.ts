@@ -11,18 +11,18 @@ import { ThresholdColumns } from './persistence/entities/threshold-columns';
  * to the same decorators the real DTOs and entity use, must come out as a validated API field,
  * an OpenAPI property and a column with its CHECK.
  */
-const TTFT = {
-  key: 'ttftSloMs',
-  flag: 'ttft-slo-ms',
-  wire: 'ttft_slo_ms',
+const QUEUED = {
+  key: 'queuedTokens',
+  flag: 'queued-tokens-threshold',
+  wire: 'queued_tokens_threshold',
   range: { min: 1, integer: true },
   column: 'bigint',
-  check: 'ttft',
+  check: 'queued_tokens',
   example: 500,
   exampleInForce: null,
-  status: { label: 'TTFT objective', css: 'ttft', over: 'waiting' },
+  status: { label: 'queued tokens threshold', css: 'queued', over: 'waiting' },
 } as const satisfies ThresholdSpecShape;
-const WITH_TTFT = [...THRESHOLD_SPECS, TTFT];
+const WITH_QUEUED = [...THRESHOLD_SPECS, QUEUED];
 
 /** A hypothetical key whose value is a word. */
 const SPILL = {
@@ -50,16 +50,16 @@ class ValuesWithSpill {}
 @ThresholdColumns(WITH_SPILL)
 class EntityWithSpill {}
 
-@ThresholdPatchFields(WITH_TTFT)
-class PatchWithTtft {}
+@ThresholdPatchFields(WITH_QUEUED)
+class PatchWithQueued {}
 
-@ThresholdValueFields(WITH_TTFT)
-class ValuesWithTtft {}
+@ThresholdValueFields(WITH_QUEUED)
+class ValuesWithQueued {}
 
-@ThresholdColumns(WITH_TTFT)
-class EntityWithTtft {}
+@ThresholdColumns(WITH_QUEUED)
+class EntityWithQueued {}
 
-async function validate(body: object, metatype: new () => object = PatchWithTtft) {
+async function validate(body: object, metatype: new () => object = PatchWithQueued) {
   const pipe = new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true });
   const metadata: ArgumentMetadata = { type: 'body', metatype };
   try {
@@ -76,40 +76,53 @@ const property = (type: new () => object, wire: string) =>
 
 describe('a new entry in THRESHOLD_SPECS', () => {
   it('is a field of the change body, validated by its range, cleared by null', async () => {
-    expect(await validate({ ttft_slo_ms: 250 })).toEqual([]);
-    expect(await validate({ ttft_slo_ms: null })).toEqual([]);
-    expect(await validate({ ttft_slo_ms: 0 })).toEqual(['ttft_slo_ms must not be less than 1']);
-    expect(await validate({ ttft_slo_ms: 1.5 })).toEqual(['ttft_slo_ms must be an integer number']);
-    expect(await validate({ ttft_slo_ms: 1, ttft: 1 })).toEqual(['property ttft should not exist']);
+    expect(await validate({ queued_tokens_threshold: 250 })).toEqual([]);
+    expect(await validate({ queued_tokens_threshold: null })).toEqual([]);
+    expect(await validate({ queued_tokens_threshold: 0 })).toEqual([
+      'queued_tokens_threshold must not be less than 1',
+    ]);
+    expect(await validate({ queued_tokens_threshold: 1.5 })).toEqual([
+      'queued_tokens_threshold must be an integer number',
+    ]);
+    expect(await validate({ queued_tokens_threshold: 1, queued: 1 })).toEqual([
+      'property queued should not exist',
+    ]);
   });
 
   it('is documented in OpenAPI: optional in the body, always present in the answers', () => {
-    expect(property(PatchWithTtft, 'ttft_slo_ms')).toEqual(
+    expect(property(PatchWithQueued, 'queued_tokens_threshold')).toEqual(
       expect.objectContaining({ type: Number, nullable: true, minimum: 1, example: 500 }),
     );
-    expect(property(PatchWithTtft, 'ttft_slo_ms')).toHaveProperty('required', false);
-    expect(property(ValuesWithTtft, 'ttft_slo_ms')).toEqual(
+    expect(property(PatchWithQueued, 'queued_tokens_threshold')).toHaveProperty('required', false);
+    expect(property(ValuesWithQueued, 'queued_tokens_threshold')).toEqual(
       expect.objectContaining({ type: Number, nullable: true, minimum: 1, example: null }),
     );
-    expect(property(ValuesWithTtft, 'ttft_slo_ms')).not.toHaveProperty('required', false);
+    expect(property(ValuesWithQueued, 'queued_tokens_threshold')).not.toHaveProperty(
+      'required',
+      false,
+    );
   });
 
   it('is a nullable column named like its wire key, with the CHECK of its range', () => {
     const storage = getMetadataArgsStorage();
     const column = storage.columns.find(
-      (c) => c.target === EntityWithTtft && c.propertyName === 'ttftSloMs',
+      (c) => c.target === EntityWithQueued && c.propertyName === 'queuedTokens',
     );
-    expect(column?.options).toMatchObject({ name: 'ttft_slo_ms', type: 'bigint', nullable: true });
+    expect(column?.options).toMatchObject({
+      name: 'queued_tokens_threshold',
+      type: 'bigint',
+      nullable: true,
+    });
     // pg reads int8 as a string; the column hands the busy rule a number.
     expect(column?.options.transformer).toMatchObject({ from: expect.any(Function) });
-    const checks = storage.checks.filter((c) => c.target === EntityWithTtft);
+    const checks = storage.checks.filter((c) => c.target === EntityWithQueued);
     expect(checks).toContainEqual(
       expect.objectContaining({
-        name: 'CHK_model_thresholds_ttft',
-        expression: '"ttft_slo_ms" >= 1',
+        name: 'CHK_model_thresholds_queued_tokens',
+        expression: '"queued_tokens_threshold" >= 1',
       }),
     );
-    expect(checks).toHaveLength(WITH_TTFT.length);
+    expect(checks).toHaveLength(WITH_QUEUED.length);
   });
 });
 

@@ -8,6 +8,7 @@ const GLOBAL = {
   activePrefillTokensFrac: null,
   waitingRequests: 16,
   admissionControl: 'token-capacity',
+  ttftSloMs: null,
 } as const;
 
 describe('ThresholdsService', () => {
@@ -30,6 +31,7 @@ describe('ThresholdsService', () => {
       activePrefillTokensFrac: null,
       waitingRequests: null,
       admissionControl: 'none',
+      ttftSloMs: null,
     });
   });
 
@@ -41,6 +43,7 @@ describe('ThresholdsService', () => {
       activePrefillTokensFrac: null,
       waitingRequests: null,
       admissionControl: 'none',
+      ttftSloMs: null,
     });
   });
 
@@ -52,8 +55,17 @@ describe('ThresholdsService', () => {
       activePrefillTokensFrac: 1.2,
       waitingRequests: 16,
       admissionControl: 'token-capacity',
+      ttftSloMs: null,
     });
     expect(sut.effective('other')).toEqual(GLOBAL);
+  });
+
+  it('merges a per-model TTFT objective and scales it per class', () => {
+    sut.setOverride('m', { ttftSloMs: 500 });
+    expect(sut.effective('m')).toEqual({ ...GLOBAL, ttftSloMs: 500 });
+    expect(sut.byClass('m').critical.ttftSloMs).toBe(600);
+    expect(sut.byClass('m').sheddable.ttftSloMs).toBe(400);
+    expect(sut.effective('other').ttftSloMs).toBeNull();
   });
 
   it('merges a per-model waiting-requests threshold, 0 included, and falls back on null', () => {
