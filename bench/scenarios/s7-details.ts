@@ -139,7 +139,9 @@ export function details(R: Rounds, samples: SamplePoint[], classPoints: ClassPoi
     '',
     '| load | admitted requests | error p50 ms | error p90 ms |',
     '| ---: | ---: | ---: | ---: |',
-    ...predictionRows(R.points),
+    ...(predictionRows(R.points).length
+      ? predictionRows(R.points)
+      : ['| – | none observed (the frontend exported no prediction error) | | |']),
     '',
     `*Wrong refusals*: once per round, after the policy points, the 4× load goes to the objective frontend`,
     `that admits ${share} of the requests it would refuse; \`sluice_frontend_slo_sample_total{outcome}\` says`,

@@ -196,7 +196,7 @@ export function summarize(
       med(R.ttftGrowth('off')) >= 5,
     ),
     row(
-      `TTFT prediction error |predicted − actual| of admitted requests, TTFT objective, every load: p50 (interpolated in the histogram's buckets; ${R.predictionCount()} requests)`,
+      `TTFT prediction error (absolute, predicted vs actual) of admitted requests, TTFT objective, every load: p50 (interpolated in the histogram's buckets; ${R.predictionCount()} requests)`,
       R.predictionError(0.5),
       '(measured)',
       'ms',
