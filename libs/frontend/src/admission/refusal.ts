@@ -16,6 +16,8 @@ export interface Refusal {
    * and answered with `Retry-After`.
    */
   readonly rejection: boolean;
+  /** Also counted in `sluice_frontend_slo_rejection_total`: the TTFT objective refused it. */
+  readonly objective?: boolean;
 }
 
 function refusal(message: string, errorType: ErrorType, rejection: boolean): Refusal {
@@ -30,6 +32,11 @@ export function overloadRefusal(message: string): Refusal {
 
 /** Every live worker of the model is busy (contract §3.1, §5). */
 export const OVERLOADED: Refusal = overloadRefusal(OVERLOAD_MESSAGE);
+/**
+ * No free worker is predicted to give the first token within the TTFT objective (contract §8),
+ * or a queued request can no longer make its deadline: the overload answer, byte for byte.
+ */
+export const OBJECTIVE_MISSED: Refusal = { ...overloadRefusal(OVERLOAD_MESSAGE), objective: true };
 /** A shutdown is draining in-flight requests; new ones go to another replica. */
 export const DRAINING: Refusal = refusal(
   'Server is shutting down, please retry on another replica',
@@ -70,5 +77,6 @@ export function countRefusal(
 ): void {
   const model = metrics.modelLabel(body?.model);
   if (refusal.rejection) metrics.rejected(model, endpoint, priority);
+  if (refusal.objective === true) metrics.sloRejected(model, endpoint, priority);
   metrics.answered(model, endpoint, body?.stream === true, refusal.errorType);
 }

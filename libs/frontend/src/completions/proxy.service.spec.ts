@@ -14,7 +14,14 @@ import { WholeAnswer } from './upstream/whole-answer.handler';
 const worker = (id: string): WorkerEntry => new WorkerEntry(id, 'm', `http://${id}`, 1, 0);
 
 function leaseOf(w: WorkerEntry): Lease & { firstToken: jest.Mock; release: jest.Mock } {
-  return { worker: w, tokensAhead: 0, leasedAtMs: 0, firstToken: jest.fn(), release: jest.fn() };
+  return {
+    worker: w,
+    tokensAhead: 0,
+    leasedAtMs: 0,
+    objective: null,
+    firstToken: jest.fn(),
+    release: jest.fn(),
+  };
 }
 
 describe('ProxyService (unary answers)', () => {
@@ -145,6 +152,7 @@ describe('ProxyService (unary answers)', () => {
       expect.anything(),
       'critical',
       0,
+      'chat_completions',
     );
     expect(router.acquireOther).toHaveBeenCalledWith(
       expect.objectContaining({ id: 'w1' }),

@@ -12,7 +12,7 @@ import { requestPriority } from '../priority/request-priority';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { TtftPredictor } from '../ttft-prediction/ttft-predictor.service';
 import { WorkerEntry } from '../worker-monitor/worker-entry';
-import { Lease, RouterService } from './routing/router.service';
+import { Lease, LeaseObjective, RouterService } from './routing/router.service';
 import { Cancellation } from './cancellation';
 import { LOOP_STATUS, RequestLoopError } from './errors/request-loop.error';
 import { sseBoundaryBefore, SseTail } from './upstream/sse-boundary';
@@ -44,6 +44,10 @@ interface Exchange {
   readonly cancel: Cancellation;
   lease: Lease;
   ended: boolean;
+  /** The first token (for a unary answer: the whole answer) has arrived, or it failed first. */
+  answered: boolean;
+  /** Its objective when it is a would-be refusal admitted as a sample (kept across a retry). */
+  readonly sample: LeaseObjective | null;
 }
 
 /**
@@ -90,6 +94,7 @@ export class ProxyService {
         cancel.controller,
         priority,
         maxTokens,
+        endpoint,
       );
     } catch (err) {
       this.active--;
@@ -106,6 +111,8 @@ export class ProxyService {
       cancel,
       lease,
       ended: false,
+      answered: false,
+      sample: lease.objective?.sample ? lease.objective : null,
     };
     this.metrics.inflight.inc({ model: x.model });
     this.metrics.admitted(x.model);
@@ -241,7 +248,11 @@ export class ProxyService {
       return this.answerWorkerError(x, answer.statusCode, answer.contentType, answer.body, reply);
     }
     x.lease.firstToken();
-    this.metrics.firstByte(x.model, (performance.now() - x.startedMs) / 1000);
+    const now = performance.now();
+    this.metrics.firstByte(x.model, (now - x.startedMs) / 1000);
+    // A unary answer's first token is not seen: the whole answer stands for it, as in the TTFT
+    // histogram above; the predictor and the prediction error take streamed answers only.
+    this.sampleOutcome(x, now - x.lease.leasedAtMs);
     this.end(x, '');
     void reply
       .code(answer.statusCode)
@@ -322,6 +333,7 @@ export class ProxyService {
     } catch (err) {
       if (x.cancel.cancelled) return; // the client went away: nothing to tell it
       outcome = 'upstream';
+      this.sampleOutcome(x, null);
       const failure = this.toUpstreamError(err, x);
       this.logFailure(x, err, `stream ended with an error event (${failure.status})`);
       // The error event must not be glued onto a half-relayed event.
@@ -340,18 +352,33 @@ export class ProxyService {
     const { lease } = x;
     lease.firstToken();
     this.metrics.firstByte(x.model, (now - x.startedMs) / 1000);
-    this.predictor.observe(
-      lease.worker.id,
-      x.promptTokens,
-      lease.tokensAhead,
-      now - lease.leasedAtMs,
-    );
+    const ttftMs = now - lease.leasedAtMs;
+    this.predictor.observe(lease.worker.id, x.promptTokens, lease.tokensAhead, ttftMs);
+    if (lease.objective !== null) {
+      this.metrics.predictionError(x.model, Math.abs(lease.objective.predictedMs - ttftMs) / 1000);
+    }
+    this.sampleOutcome(x, ttftMs);
+  }
+
+  /**
+   * A would-be objective refusal admitted as a sample (`--ttft-slo-sample`): did its first token
+   * come within the objective? Counted once, at the first token, or as `failed` at its end if
+   * it failed before one (a client that went away is not counted).
+   */
+  private sampleOutcome(x: Exchange, ttftMs: number | null): void {
+    if (x.answered) return;
+    x.answered = true;
+    if (x.sample === null) return;
+    const objectiveMs = x.sample.objectiveMs;
+    const outcome = ttftMs === null ? 'failed' : ttftMs <= objectiveMs ? 'met' : 'missed';
+    this.metrics.sloSample(x.model, outcome);
   }
 
   /** Releases the worker and records the outcome; `null` = counted elsewhere or cancelled. */
   private end(x: Exchange, errorType: ErrorType | null): void {
     if (x.ended) return;
     x.ended = true;
+    if (!x.cancel.cancelled) this.sampleOutcome(x, null);
     this.active--;
     x.lease.release();
     this.metrics.inflight.dec({ model: x.model });

@@ -24,7 +24,15 @@ export const METRIC = {
   // Contract §8: what shadow mode would have refused, and how often workers flip busy/free.
   wouldRejections: 'sluice_frontend_would_reject_total',
   busyTransitions: 'sluice_frontend_worker_busy_transitions_total',
+  // Contract §8, TTFT objective: refusals, the prediction error of admitted requests, and the
+  // outcome of the would-be refusals admitted as a sample (--ttft-slo-sample).
+  sloRejections: 'sluice_frontend_slo_rejection_total',
+  predictionError: 'sluice_frontend_ttft_prediction_error_seconds',
+  sloSamples: 'sluice_frontend_slo_sample_total',
 } as const;
+
+/** How a would-be objective refusal admitted as a sample turned out. */
+export type SloSampleOutcome = 'met' | 'missed' | 'failed';
 
 export type EndpointLabel = 'chat_completions' | 'completions' | 'embeddings';
 export type ErrorType =

@@ -10,6 +10,14 @@ const latencyBuckets = [
   0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600,
 ];
 
+/**
+ * |predicted − actual| time to first token: fine below a second, so that the median and the 90th
+ * percentile can be interpolated.
+ */
+const predictionErrorBuckets = [
+  0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 2, 5,
+];
+
 /** The per-worker gauges are in `monitor/worker-metrics.providers.ts`: they read the registry. */
 export const metricProviders = [
   makeCounterProvider({
@@ -26,6 +34,22 @@ export const metricProviders = [
     name: METRIC.wouldRejections,
     help: 'Requests admitted in shadow mode that token-capacity would have rejected (every worker of the model busy)',
     labelNames: ['model', 'endpoint', 'priority'],
+  }),
+  makeCounterProvider({
+    name: METRIC.sloRejections,
+    help: 'Requests rejected because no free worker was predicted to meet the TTFT objective (also in the rejection counters)',
+    labelNames: ['model', 'endpoint', 'priority'],
+  }),
+  makeHistogramProvider({
+    name: METRIC.predictionError,
+    help: '|predicted - actual| time to first token of admitted streaming requests, for models with a TTFT objective',
+    labelNames: ['model'],
+    buckets: predictionErrorBuckets,
+  }),
+  makeCounterProvider({
+    name: METRIC.sloSamples,
+    help: 'Would-be TTFT-objective refusals admitted as a sample (--ttft-slo-sample), by outcome: met, missed, failed',
+    labelNames: ['model', 'outcome'],
   }),
   makeCounterProvider({
     name: METRIC.requests,

@@ -3,10 +3,17 @@ import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { PRIORITY_CLASSES, PriorityClass } from '../config/priority';
 import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
-import { ENDPOINT_LABELS, EndpointLabel, ErrorType, METRIC } from '../metrics/metric-names';
+import {
+  ENDPOINT_LABELS,
+  EndpointLabel,
+  ErrorType,
+  METRIC,
+  SloSampleOutcome,
+} from '../metrics/metric-names';
 import { TrafficHistory } from './traffic-history';
 
 const REQUEST_TYPES = ['stream', 'unary'] as const;
+const SAMPLE_OUTCOMES: readonly SloSampleOutcome[] = ['met', 'missed', 'failed'];
 const ERROR_TYPES: readonly ErrorType[] = [
   '',
   'overload',
@@ -35,6 +42,9 @@ export class RequestMetricsService {
     @InjectMetric(METRIC.duration) private readonly duration: Histogram,
     private readonly history: TrafficHistory,
     @InjectMetric(METRIC.wouldRejections) private readonly wouldRejections: Counter,
+    @InjectMetric(METRIC.sloRejections) private readonly sloRejections: Counter,
+    @InjectMetric(METRIC.predictionError) private readonly predictionErrors: Histogram,
+    @InjectMetric(METRIC.sloSamples) private readonly sloSamples: Counter,
   ) {
     registry.observe({ modelForgotten: (model) => void this.forget(model) });
   }
@@ -59,6 +69,21 @@ export class RequestMetricsService {
   /** Admitted in shadow mode although every worker of the model was busy (contract §8). */
   wouldReject(model: string, endpoint: EndpointLabel, priority: PriorityClass): void {
     this.wouldRejections.inc({ model, endpoint, priority });
+  }
+
+  /** An overload rejection because no free worker was predicted to meet the TTFT objective. */
+  sloRejected(model: string, endpoint: EndpointLabel, priority: PriorityClass): void {
+    this.sloRejections.inc({ model, endpoint, priority });
+  }
+
+  /** |predicted − actual| time to first token of an admitted request, in seconds. */
+  predictionError(model: string, seconds: number): void {
+    this.predictionErrors.observe({ model }, seconds);
+  }
+
+  /** How a would-be objective refusal admitted as a sample turned out. */
+  sloSample(model: string, outcome: SloSampleOutcome): void {
+    this.sloSamples.inc({ model, outcome });
   }
 
   answered(model: string, endpoint: EndpointLabel, stream: boolean, errorType: ErrorType): void {
@@ -87,6 +112,7 @@ export class RequestMetricsService {
       for (const priority of PRIORITY_CLASSES) {
         this.classRejections.remove({ model, endpoint, priority });
         this.wouldRejections.remove({ model, endpoint, priority });
+        this.sloRejections.remove({ model, endpoint, priority });
       }
       for (const request_type of REQUEST_TYPES) {
         for (const error_type of ERROR_TYPES) {
@@ -96,6 +122,8 @@ export class RequestMetricsService {
       }
     }
     this.ttft.remove({ model });
+    this.predictionErrors.remove({ model });
+    for (const outcome of SAMPLE_OUTCOMES) this.sloSamples.remove({ model, outcome });
     this.duration.remove({ model });
     // A request still running on a worker of the model decrements its gauge later: keep a
     // gauge that is not at 0, or it would come back negative.

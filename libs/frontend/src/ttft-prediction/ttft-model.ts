@@ -78,6 +78,12 @@ export function seedFit(batchTokens: number | undefined): TtftFit {
   };
 }
 
+/** What the seed of a worker that steps `batchTokens` predicts for `u`; the same as seedFit's. */
+export function seedPredictMs(batchTokens: number | undefined, u: number): number {
+  const budget = batchTokens !== undefined && batchTokens > 0 ? batchTokens : DEFAULT_BATCH_TOKENS;
+  return SEED_FIRST_STEP_MS + ((SEED_FULL_STEP_MS * TOKEN_UNIT) / budget) * u;
+}
+
 /** u of the model: the tokens a request waits for, itself included, in TOKEN_UNITs. */
 export function workUnits(tokensAhead: number, promptTokens: number): number {
   return Math.max(0, tokensAhead + promptTokens) / TOKEN_UNIT;

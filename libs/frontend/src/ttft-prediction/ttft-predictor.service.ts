@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { WorkerEntry } from '../worker-monitor/worker-entry';
 import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
-import { seedFit, TtftFit, TtftModel, workUnits } from './ttft-model';
+import { seedFit, seedPredictMs, TtftFit, TtftModel, workUnits } from './ttft-model';
 
 /**
  * Where a prediction comes from: `seed` before the worker's first observed request (the
@@ -46,6 +46,18 @@ export class TtftPredictor {
     const model = this.models.get(worker);
     if (!model) return { ms: new TtftModel(seedOf(worker)).predict(u), basis: 'seed' };
     return { ms: model.predict(u), basis: 'learned' };
+  }
+
+  /**
+   * `predictFor(...).ms` without allocating: what the TTFT objective's gate asks once per free
+   * worker and request.
+   */
+  predictMs(worker: WorkerEntry, promptTokens: number): number {
+    const u = workUnits(worker.prefillTokensAhead(), promptTokens);
+    const model = this.models.get(worker);
+    if (model) return model.predict(u);
+    const budget = worker.batchedTokenBudget();
+    return seedPredictMs(budget === undefined ? undefined : budget / worker.dpSize, u);
   }
 
   /**

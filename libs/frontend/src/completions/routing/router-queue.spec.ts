@@ -33,6 +33,23 @@ describe('RouterQueue', () => {
     expect(sut.size).toBe(0);
   });
 
+  it('serves earliest deadline first, arrival order among equal ones, waiters without one last', () => {
+    const due = (promptTokens: number, deadlineMs?: number): Waiter<string> => ({
+      ...waiter(promptTokens),
+      deadlineMs,
+    });
+    sut.push(due(1, 500));
+    sut.push(due(2));
+    sut.push(due(3, 300));
+    const removeFour = sut.push(due(4, 500));
+    sut.push(due(5, 100));
+    sut.push(due(6));
+    expect(sut.peek()?.promptTokens).toBe(5);
+    expect(removeFour()).toBe(true);
+    sut.push(due(7, 400));
+    expect(drain()).toEqual([5, 3, 7, 1, 2, 6]);
+  });
+
   it('removes a waiter from the middle and keeps the others in order', () => {
     sut.push(waiter(1));
     const removeTwo = sut.push(waiter(2));

@@ -3,6 +3,11 @@ export interface Waiter<T> {
   readonly promptTokens: number;
   /** The request's output limit (absent: none set), for the KV blocks reserved when leased. */
   readonly maxTokens?: number;
+  /**
+   * `performance.now()` by which its first token is due (arrival + its class's TTFT objective);
+   * absent: no objective. The queue is kept in deadline order, absent last.
+   */
+  readonly deadlineMs?: number;
   resolve(value: T): void;
   reject(err: Error): void;
 }
@@ -15,8 +20,11 @@ interface Node<T> {
 }
 
 /**
- * FIFO of waiters for one model, as a doubly linked list so that a waiter that times out or
- * whose client goes away leaves in O(1) from anywhere in the queue.
+ * Waiters of one model and class, earliest deadline first (contract §8, TTFT objective) and first
+ * come first served among equal deadlines or without one, as a doubly linked list so that a
+ * waiter that times out or whose client goes away leaves in O(1) from anywhere in the queue. A
+ * class's waiters share one objective, so arrival order is deadline order and a push is O(1); only
+ * after the objective changes does a push walk back past the waiters due later.
  */
 export class RouterQueue<T> {
   private first: Node<T> | undefined;
@@ -27,12 +35,20 @@ export class RouterQueue<T> {
     return this.count;
   }
 
-  /** Appends; returns a remover that is true when the waiter was still queued. */
+  /**
+   * Inserts after every waiter due no later (appends without deadlines); returns a remover that
+   * is true when the waiter was still queued.
+   */
   push(waiter: Waiter<T>): () => boolean {
-    const node: Node<T> = { waiter, prev: this.last, next: undefined, queued: true };
-    if (this.last) this.last.next = node;
+    const due = waiter.deadlineMs ?? Infinity;
+    let prev = this.last;
+    while (prev && (prev.waiter.deadlineMs ?? Infinity) > due) prev = prev.prev;
+    const next = prev ? prev.next : this.first;
+    const node: Node<T> = { waiter, prev, next, queued: true };
+    if (prev) prev.next = node;
     else this.first = node;
-    this.last = node;
+    if (next) next.prev = node;
+    else this.last = node;
     this.count++;
     return () => this.unlink(node);
   }

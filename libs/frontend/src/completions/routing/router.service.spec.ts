@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { OVERLOAD_MESSAGE } from '@sluice/contracts';
 import { ServiceOverloadedError } from '../../admission/errors/service-overloaded.error';
+import { OBJECTIVE_MISSED } from '../../admission/refusal';
 import { ModelNotFoundError, NoWorkersAvailableError } from '../errors/model-unavailable.error';
 import { FrontendConfig, FrontendConfigValues } from '../../config/frontend-config';
 import { PriorityClass } from '../../config/priority';
@@ -8,6 +9,7 @@ import { RequestMetricsService } from '../../request-metrics/request-metrics.ser
 import { WorkerRegistry } from '../../worker-monitor/worker-registry.service';
 import { ThresholdsService } from '../../thresholds/thresholds.service';
 import { Lease, RouterService } from './router.service';
+import { TtftPredictor } from '../../ttft-prediction/ttft-predictor.service';
 import { WorkerTraffic } from './worker-traffic';
 
 const M = 'm';
@@ -15,9 +17,11 @@ const M = 'm';
 describe('RouterService', () => {
   let registry: WorkerRegistry;
   let queued: { inc: jest.Mock; dec: jest.Mock };
+  const wouldReject = jest.fn();
   let traffic: WorkerTraffic;
   let thresholds: ThresholdsService;
   let sut: RouterService;
+  let predictor: TtftPredictor;
   const signal = new AbortController();
 
   const build = (over: FrontendConfigValues = {}): void => {
@@ -37,12 +41,14 @@ describe('RouterService', () => {
     registry = new WorkerRegistry(config, thresholds);
     queued = { inc: jest.fn(), dec: jest.fn() };
     traffic = new WorkerTraffic();
+    predictor = new TtftPredictor(registry);
     sut = new RouterService(
       config,
       registry,
-      { queued } as unknown as RequestMetricsService,
+      { queued, wouldReject } as unknown as RequestMetricsService,
       traffic,
       thresholds,
+      predictor,
     );
     sut.onModuleInit();
   };
@@ -356,5 +362,103 @@ describe('RouterService', () => {
     expect([a.tokensAhead, b.tokensAhead]).toEqual([0, 40]);
     a.firstToken();
     expect(lease(1).tokensAhead).toBe(2);
+  });
+
+  describe('with a TTFT objective (contract §8)', () => {
+    // Seed of a worker stepping 100 tokens: 20 ms + 1 ms per token ahead or in the prompt.
+    const objective = (ttftSloMs: number | null, over: FrontendConfigValues = {}): void => {
+      build({ routerQueueThreshold: null, ...over });
+      thresholds.setOverride(M, { ttftSloMs });
+    };
+    const refusalOf = (tokens: number, c: PriorityClass = 'standard'): unknown => {
+      try {
+        const got = sut.acquire(M, tokens, signal, c);
+        if (got instanceof Promise) return 'queued';
+      } catch (err) {
+        return err instanceof ServiceOverloadedError ? err.refusal : err;
+      }
+      return undefined;
+    };
+
+    it('routes to the worker with the lowest predicted TTFT, with its prediction', () => {
+      objective(1000);
+      report('w1');
+      report('w2');
+      for (let i = 0; i < 5; i++) predictor.observe('w1', 0, 0, 400); // w1 is slow
+      const leases = [lease(10), lease(10), lease(10)];
+      expect(leases.map((l) => l.worker.id)).toEqual(['w2', 'w2', 'w2']);
+      expect(leases[0].objective).toEqual({ predictedMs: 30, objectiveMs: 1000, sample: false });
+    });
+
+    it('refuses with the overload answer when every free worker is predicted over it', () => {
+      objective(30);
+      report('w1');
+      report('w2');
+      expect(refusalOf(50)).toBe(OBJECTIVE_MISSED);
+      expect(OBJECTIVE_MISSED.payload.toString()).toBe(
+        JSON.stringify({ message: OVERLOAD_MESSAGE, type: 'service_unavailable', code: 503 }),
+      );
+      expect(lease(10).objective?.predictedMs).toBe(30);
+    });
+
+    it('judges each class by the objective × its factor: critical looser, sheddable tighter', () => {
+      objective(30);
+      report('w1');
+      expect(refusalOf(12, 'standard')).toBe(OBJECTIVE_MISSED); // 32 > 30
+      const crit = lease(12, signal, 'critical'); // 32 <= 36
+      expect(crit.objective?.objectiveMs).toBe(36);
+      crit.release();
+      expect(refusalOf(5, 'sheddable')).toBe(OBJECTIVE_MISSED); // 25 > 24
+      expect(lease(3, signal, 'sheddable').objective?.objectiveMs).toBe(24);
+    });
+
+    it('admits and counts a would-be refusal in shadow mode', () => {
+      objective(30, { admissionControl: 'shadow' });
+      report('w1');
+      wouldReject.mockClear();
+      expect(lease(50).worker.id).toBe('w1');
+      expect(wouldReject).toHaveBeenCalledWith(M, 'chat_completions', 'standard');
+    });
+
+    it('admits the --ttft-slo-sample share of would-be refusals, marked as samples', () => {
+      objective(30, { ttftSloSample: 1 });
+      report('w1');
+      expect(lease(50).objective).toEqual({ predictedMs: 70, objectiveMs: 30, sample: true });
+    });
+
+    it('refuses a queued request once it can no longer make its deadline, without serving it', async () => {
+      build({ routerQueueThreshold: 1 });
+      report('w1');
+      const holder = lease(150); // over 1 × 100 tokens in flight: the next one queues
+      holder.firstToken(); // its prompt is prefilled: predictions are back to the seed's
+      thresholds.setOverride(M, { ttftSloMs: 100 });
+      let outcome: unknown = 'waiting';
+      void waitFor(1).then(
+        () => (outcome = 'served'),
+        (err: ServiceOverloadedError) => (outcome = err.refusal),
+      );
+      await jest.advanceTimersByTimeAsync(60);
+      expect(outcome).toBe('waiting');
+      // Due at arrival + 100 ms; 21 ms predicted: late from 79 ms on.
+      await jest.advanceTimersByTimeAsync(40);
+      expect(outcome).toBe(OBJECTIVE_MISSED);
+      expect(traffic.peek(holder.worker).requests).toBe(1);
+      holder.release();
+      expect(traffic.peek(holder.worker).requests).toBe(0);
+    });
+
+    it('serves a queued request that can still make its deadline when a worker frees up', async () => {
+      build({ routerQueueThreshold: 1 });
+      report('w1');
+      const holder = lease(150);
+      holder.firstToken();
+      thresholds.setOverride(M, { ttftSloMs: 100 });
+      const queuedLease = waitFor(1);
+      await jest.advanceTimersByTimeAsync(30);
+      holder.release();
+      const got = await queuedLease;
+      expect(got.worker.id).toBe('w1');
+      expect(got.objective?.objectiveMs).toBe(100);
+    });
   });
 });

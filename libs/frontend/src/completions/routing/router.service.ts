@@ -2,13 +2,17 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { FrontendConfig } from '../../config/frontend-config';
 import { DEFAULT_PRIORITY, PRIORITY_CLASSES, PriorityClass } from '../../config/priority';
 import { ServiceOverloadedError } from '../../admission/errors/service-overloaded.error';
-import { overloadRefusal } from '../../admission/refusal';
+import { OBJECTIVE_MISSED, overloadRefusal } from '../../admission/refusal';
+import { EndpointLabel } from '../../metrics/metric-names';
+import { TtftPredictor } from '../../ttft-prediction/ttft-predictor.service';
 import { ModelNotFoundError, NoWorkersAvailableError } from '../errors/model-unavailable.error';
 import { RequestMetricsService } from '../../request-metrics/request-metrics.service';
 import { ThresholdsService } from '../../thresholds/thresholds.service';
 import { ModelEntry, RankState, WorkerEntry } from '../../worker-monitor/worker-entry';
 import { RegistryObserver, WorkerRegistry } from '../../worker-monitor/worker-registry.service';
 import { ClassQueues } from './class-queues';
+import { Waiter } from './router-queue';
+import { lowestPrediction, Predicted } from './lowest-prediction';
 import { ModelRoute, pickWorker } from './worker-picker';
 import { WorkerTraffic } from './worker-traffic';
 
@@ -19,9 +23,30 @@ export interface Lease {
   readonly tokensAhead: number;
   /** `performance.now()` when the worker was chosen: where the worker's time to first token starts. */
   readonly leasedAtMs: number;
+  /**
+   * With a TTFT objective for the model (contract §8): the worker's predicted time to first token
+   * when it was chosen, the objective of the request's class, and whether it is a would-be
+   * refusal admitted as a sample (`--ttft-slo-sample`). Null without an objective.
+   */
+  readonly objective: LeaseObjective | null;
   /** The worker produced the first token: its prompt is no longer waiting for prefill. */
   firstToken(): void;
   release(): void;
+}
+
+export interface LeaseObjective {
+  readonly predictedMs: number;
+  readonly objectiveMs: number;
+  readonly sample: boolean;
+}
+
+/** A request to route: what the router and the TTFT objective read of it. */
+interface Ask {
+  readonly model: ModelEntry;
+  readonly promptTokens: number;
+  readonly maxTokens: number;
+  readonly priority: PriorityClass;
+  readonly endpoint: EndpointLabel;
 }
 
 const QUEUE_FULL = overloadRefusal(
@@ -51,6 +76,7 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     private readonly metrics: RequestMetricsService,
     private readonly traffic: WorkerTraffic,
     private readonly thresholds: ThresholdsService,
+    private readonly predictor: TtftPredictor,
   ) {
     const f = config.routerQueueThreshold;
     this.eligible =
@@ -77,17 +103,91 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     cancel: { readonly signal: AbortSignal },
     priority: PriorityClass = DEFAULT_PRIORITY,
     maxTokens = 0,
+    endpoint: EndpointLabel = 'chat_completions',
   ): Lease | Promise<Lease> {
     const model = this.registry.model(modelName);
     if (!model) throw new ModelNotFoundError(modelName);
     if (model.workers.size === 0) throw new NoWorkersAvailableError(modelName);
+    const ask: Ask = { model, promptTokens, maxTokens, priority, endpoint };
     // Waiters of the same or a higher class go first; lower ones may be overtaken.
     const ahead = this.queues.get(modelName)?.aheadOf(priority) ?? 0;
+    const objective = this.objectiveOf(modelName, priority);
+    if (objective !== null) return this.acquireWithObjective(ask, objective, ahead, cancel.signal);
     const worker = ahead > 0 ? undefined : this.pick(model, priority);
-    if (worker) return this.lease(worker, promptTokens, maxTokens);
+    if (worker) return this.lease(worker, promptTokens, maxTokens, null);
     // No candidate at all: every worker turned busy since the admission guard looked.
     if (this.eligible === null) throw new ServiceOverloadedError(modelName);
-    return this.enqueue(model, promptTokens, maxTokens, cancel.signal, priority);
+    return this.enqueue(ask, cancel.signal, null);
+  }
+
+  /**
+   * The TTFT objective (contract §8): the free worker with the lowest predicted time to first
+   * token gets the request if its prediction is within the class's objective. Otherwise, with
+   * the router queue on, the request waits while some free worker could still meet its deadline
+   * (arrival + objective); else it is a would-be refusal (`refuseOrAdmit`).
+   */
+  private acquireWithObjective(
+    ask: Ask,
+    objective: number,
+    ahead: number,
+    signal: AbortSignal,
+  ): Lease | Promise<Lease> {
+    const candidates = this.candidates(ask.model, ask.priority);
+    const best = this.lowest(candidates, ask.promptTokens, this.eligible ?? undefined);
+    if (ahead === 0 && best && best.ms <= objective) return this.leaseFor(ask, best, objective);
+    if (this.eligible !== null) {
+      const any = this.lowest(candidates, ask.promptTokens);
+      const deadline = performance.now() + objective;
+      if (!any || any.ms <= objective) return this.enqueue(ask, signal, deadline);
+      return this.refuseOrAdmit(ask, best ?? any, objective);
+    }
+    if (!best) throw new ServiceOverloadedError(ask.model.name);
+    return this.refuseOrAdmit(ask, best, objective);
+  }
+
+  /**
+   * No free worker is predicted to meet the objective: refused in mode token-capacity (but for a
+   * `--ttft-slo-sample` share, admitted to measure the gate), counted and admitted in shadow mode,
+   * admitted with mode none. Always to the lowest prediction.
+   */
+  private refuseOrAdmit(ask: Ask, best: Predicted, objective: number): Lease {
+    const { model, priority } = ask;
+    switch (this.thresholds.admissionControl(model.name)) {
+      case 'token-capacity': {
+        const p = this.config.ttftSloSample;
+        if (p > 0 && Math.random() < p) return this.leaseFor(ask, best, objective, true);
+        throw new ServiceOverloadedError(model.name, OBJECTIVE_MISSED);
+      }
+      case 'shadow':
+        // A request every worker is busy for was counted by the guard already.
+        if (model.freeFor[priority].length > 0) {
+          this.metrics.wouldReject(model.name, ask.endpoint, priority);
+        }
+        return this.leaseFor(ask, best, objective);
+      case 'none':
+        return this.leaseFor(ask, best, objective);
+    }
+  }
+
+  /** The objective of class `c` for the model (its `ttft_slo_ms` × the class's factor), or null. */
+  private objectiveOf(model: string, c: PriorityClass): number | null {
+    return this.thresholds.byClass(model)[c].ttftSloMs;
+  }
+
+  private lowest(
+    candidates: readonly WorkerEntry[],
+    promptTokens: number,
+    ok?: (w: WorkerEntry) => boolean,
+  ): Predicted | undefined {
+    return lowestPrediction(this.predictor, candidates, promptTokens, ok);
+  }
+
+  private leaseFor(ask: Ask, best: Predicted, objectiveMs: number, sample = false): Lease {
+    return this.lease(best.worker, ask.promptTokens, ask.maxTokens, {
+      predictedMs: best.ms,
+      objectiveMs,
+      sample,
+    });
   }
 
   /** A second worker for a request whose first worker failed before answering; no queueing. */
@@ -98,8 +198,21 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     maxTokens = 0,
   ): Lease | undefined {
     const model = this.registry.model(failed.model);
-    const worker = model && this.pick(model, priority, failed);
-    return worker ? this.lease(worker, promptTokens, maxTokens) : undefined;
+    if (!model) return undefined;
+    const objective = this.objectiveOf(model.name, priority);
+    if (objective !== null) {
+      // Admitted already: no refusal now, only the lowest prediction among the others.
+      const other = (w: WorkerEntry) => w !== failed && (this.eligible?.(w) ?? true);
+      const best = this.lowest(this.candidates(model, priority), promptTokens, other);
+      if (!best) return undefined;
+      return this.lease(best.worker, promptTokens, maxTokens, {
+        predictedMs: best.ms,
+        objectiveMs: objective,
+        sample: false,
+      });
+    }
+    const worker = this.pick(model, priority, failed);
+    return worker ? this.lease(worker, promptTokens, maxTokens, null) : undefined;
   }
 
   rankUpdated(worker: WorkerEntry, _rank: number, _state: RankState): void {
@@ -127,11 +240,7 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     c: PriorityClass,
     exclude?: WorkerEntry,
   ): WorkerEntry | undefined {
-    const free = model.freeFor[c];
-    const candidates =
-      free.length > 0 || this.thresholds.admissionControl(model.name) === 'token-capacity'
-        ? free
-        : [...model.workers.values()];
+    const candidates = this.candidates(model, c);
     let route = this.routes.get(model.name);
     if (!route) {
       route = { cursor: 0, traffic: this.traffic };
@@ -140,7 +249,20 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     return pickWorker(this.config.routerMode, route, candidates, this.eligible, exclude);
   }
 
-  private lease(worker: WorkerEntry, promptTokens: number, maxTokens: number): Lease {
+  /** The workers free for class `c`, or every worker when none is and the model does not enforce. */
+  private candidates(model: ModelEntry, c: PriorityClass): readonly WorkerEntry[] {
+    const free = model.freeFor[c];
+    return free.length > 0 || this.thresholds.admissionControl(model.name) === 'token-capacity'
+      ? free
+      : [...model.workers.values()];
+  }
+
+  private lease(
+    worker: WorkerEntry,
+    promptTokens: number,
+    maxTokens: number,
+    objective: LeaseObjective | null,
+  ): Lease {
     const tokensAhead = worker.prefillTokensAhead();
     const inflight = this.traffic.of(worker);
     inflight.requests++;
@@ -159,6 +281,7 @@ export class RouterService implements OnModuleInit, RegistryObserver {
       worker,
       tokensAhead,
       leasedAtMs: performance.now(),
+      objective,
       firstToken,
       release: () => {
         if (released) return;
@@ -172,13 +295,14 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     };
   }
 
-  private enqueue(
-    model: ModelEntry,
-    promptTokens: number,
-    maxTokens: number,
-    signal: AbortSignal,
-    priority: PriorityClass,
-  ): Promise<Lease> {
+  /**
+   * Holds the request until a worker is free for it. `deadlineMs` (with a TTFT objective): it is
+   * served earliest deadline first within its class, and refused with the overload 503 as soon
+   * as no free worker's prediction lets it make the deadline (its own timer, so without waiting
+   * for traffic), instead of being served late.
+   */
+  private enqueue(ask: Ask, signal: AbortSignal, deadlineMs: number | null): Promise<Lease> {
+    const { model, priority } = ask;
     let queue = this.queues.get(model.name);
     if (!queue) {
       queue = new ClassQueues<Lease>();
@@ -191,16 +315,19 @@ export class RouterService implements OnModuleInit, RegistryObserver {
       evicted.reject(new ServiceOverloadedError(model.name, QUEUE_FULL));
     }
     const q = queue;
+    const timeoutAt = performance.now() + this.config.routerQueueTimeoutMs;
     return new Promise<Lease>((resolve, reject) => {
       const gauge = this.metrics.queued;
+      let timer: NodeJS.Timeout | undefined;
       const done = (): void => {
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
         gauge.dec({ model: model.name });
       };
       const remove = q.push(priority, {
-        promptTokens,
-        maxTokens,
+        promptTokens: ask.promptTokens,
+        maxTokens: ask.maxTokens,
+        ...(deadlineMs === null ? {} : { deadlineMs }),
         resolve: (lease) => {
           done();
           resolve(lease);
@@ -216,16 +343,39 @@ export class RouterService implements OnModuleInit, RegistryObserver {
         reject(err);
       };
       const onAbort = (): void => fail(new Error('client went away while queued'));
-      const timer = setTimeout(
-        () => fail(new ServiceOverloadedError(model.name, QUEUE_TIMEOUT)),
-        this.config.routerQueueTimeoutMs,
-      );
+      const check = (): void => {
+        const now = performance.now();
+        if (now >= timeoutAt) return fail(new ServiceOverloadedError(model.name, QUEUE_TIMEOUT));
+        let next = timeoutAt;
+        if (deadlineMs !== null) {
+          const lateBy = this.lateBy(ask, deadlineMs, now);
+          if (lateBy > 0) return fail(new ServiceOverloadedError(model.name, OBJECTIVE_MISSED));
+          next = Math.min(next, now - lateBy);
+        }
+        timer = setTimeout(check, Math.max(1, next - now));
+      };
       signal.addEventListener('abort', onAbort, { once: true });
       gauge.inc({ model: model.name });
+      check();
     });
   }
 
-  /** Hands free workers to waiters: critical ones first, each class in arrival order. */
+  /**
+   * How far past its deadline a queued request's first token would come if it were sent now to
+   * the free worker with the lowest prediction (> 0: it can no longer make it). With no free
+   * worker nothing is predicted: only the deadline itself counts.
+   */
+  private lateBy(ask: Ask, deadlineMs: number, now: number): number {
+    const best = this.lowest(this.candidates(ask.model, ask.priority), ask.promptTokens);
+    return now + (best?.ms ?? 0) - deadlineMs;
+  }
+
+  /**
+   * Hands free workers to waiters: critical ones first, each class earliest deadline first. With
+   * a TTFT objective the head of a class goes to the eligible worker with the lowest prediction
+   * if that makes its deadline; one that can no longer make it is refused; one that still can
+   * waits (and the class behind it).
+   */
   private drain(modelName: string): void {
     const queue = this.queues.get(modelName);
     const model = this.registry.model(modelName);
@@ -233,12 +383,38 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     for (const c of PRIORITY_CLASSES) {
       const waiting = queue.of(c);
       while (waiting.size > 0) {
-        const worker = this.pick(model, c);
-        if (!worker) break;
-        const waiter = waiting.shift();
-        if (!waiter) break;
-        waiter.resolve(this.lease(worker, waiter.promptTokens, waiter.maxTokens ?? 0));
+        const head = waiting.peek();
+        if (!head) break;
+        const served = this.serve(model, c, head);
+        if (served === 'wait') break;
+        waiting.shift();
+        if (served === 'late') {
+          head.reject(new ServiceOverloadedError(modelName, OBJECTIVE_MISSED));
+        } else {
+          head.resolve(served);
+        }
       }
     }
+  }
+
+  private serve(model: ModelEntry, c: PriorityClass, w: Waiter<Lease>): Lease | 'wait' | 'late' {
+    const maxTokens = w.maxTokens ?? 0;
+    const objective = this.objectiveOf(model.name, c);
+    if (w.deadlineMs === undefined || objective === null) {
+      const worker = this.pick(model, c);
+      return worker ? this.lease(worker, w.promptTokens, maxTokens, null) : 'wait';
+    }
+    const ask: Ask = {
+      model,
+      promptTokens: w.promptTokens,
+      maxTokens,
+      priority: c,
+      endpoint: 'chat_completions',
+    };
+    const now = performance.now();
+    const candidates = this.candidates(model, c);
+    const best = this.lowest(candidates, w.promptTokens, this.eligible ?? undefined);
+    if (best && now + best.ms <= w.deadlineMs) return this.leaseFor(ask, best, objective);
+    return this.lateBy(ask, w.deadlineMs, now) > 0 ? 'late' : 'wait';
   }
 }
