@@ -51,6 +51,18 @@ export function analysis(R: Rounds, figures: Figure[]): string[] {
     `(${fmt(v(0.5, policy, (p) => p.prefill_queued_mean))} at 0.5×).`;
   const missed = (i: number): boolean => figures[i]?.verdict === 'MISS';
   const err = `prediction error p50 ${fmt(median(R.predictionError(0.5)), 0)} / p90 ${fmt(median(R.predictionError(0.9)), 0)} ms`;
+  // Points where the objective refused (nearly) everything although the workers sat idle.
+  const shut = R.points.filter(
+    (p) => p.policy === 'slo' && p.rejection_ratio > 0.99 && (p.kv_used_mean ?? 1) < 0.05,
+  );
+  if (shut.length > 0 && (missed(0) || missed(1))) {
+    out.push(
+      `**The objective refused every request with the workers idle** at ${shut.length} of ${R.points.filter((p) => p.policy === 'slo').length} ` +
+        `of its points (${[...new Set(shut.map((p) => `${p.load}×`))].join(', ')}; KV in use under 5 %): once its predictions for every ` +
+        'worker exceed the objective it admits nothing, so it observes nothing that could bring them back down. ' +
+        "`/ui/status.json` shows each worker's fit (`ttft_prediction`).",
+    );
+  }
   if (missed(0)) {
     const refused = v(4, 'slo', (p) => p.rejection_ratio);
     const byObjective = v(4, 'slo', (p) =>
