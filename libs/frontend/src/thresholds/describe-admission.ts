@@ -23,5 +23,11 @@ export function describeAdmission(config: FrontendConfig): string {
       ? ''
       : `; busy ranks turn free at threshold x ${config.busyReleaseFactor}, ` +
         `a new busy/free state is kept ${config.busyMinDwellMs} ms`;
-  return `${MODE[config.admissionControl]}: ${values}${hysteresis}`;
+  const slo = t.ttftSloMs;
+  const objective =
+    slo === null
+      ? ''
+      : `; TTFT objective ${slo} ms (x each class's priority factor), ` +
+        `sampling ${config.ttftSloSample} of its would-be refusals`;
+  return `${MODE[config.admissionControl]}: ${values}${hysteresis}${objective}`;
 }
