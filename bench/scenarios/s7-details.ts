@@ -2,7 +2,7 @@ import { bucketQuantile, bucketsSum, bucketsTotal } from '../lib/prom-histogram'
 import { fmt, median } from '../lib/util';
 import { classDetails } from './s7-classes';
 import type { Rounds } from './s7-summary';
-import { wrongRefusals } from './s7-summary';
+import { byObjective, wrongRefusals } from './s7-measures';
 import { fullStepMs, loneStepMs } from './s7-analysis';
 import { MAX_TOKENS, PROMPT } from './s7-tools';
 import { ClassPoint, LOADS, Point, POLICIES, POLICY_NAMES, SamplePoint } from './s7-types';
@@ -21,17 +21,10 @@ function policyRows(points: Point[]): string[] {
       const m = (f: (p: Point) => number | null): number | null => med(ps.map(f));
       const cut = ps.reduce((a, p) => a + p.window_aborted, 0);
       const bound = ps.some((p) => p.ttft_p99_lower_bound) ? '≥ ' : '';
-      const byObjective =
-        policy === 'slo'
-          ? pct(
-              m((p) =>
-                p.window_rejected ? Math.min(1, p.slo_rejections / p.window_rejected) : null,
-              ),
-            )
-          : '–';
+      const objectiveShare = policy === 'slo' ? pct(m(byObjective)) : '–';
       rows.push(
         `| ${load}× | ${fmt(ps[0].rate)} | ${POLICY_NAMES[policy]} | ${fmt(m((p) => p.goodput_slo_rps))} | ` +
-          `${fmt(m((p) => p.goodput_rps))} | ${pct(m((p) => p.rejection_ratio))} | ${byObjective} | ` +
+          `${fmt(m((p) => p.goodput_rps))} | ${pct(m((p) => p.rejection_ratio))} | ${objectiveShare} | ` +
           `${pct(
             m((p) => p.admitted_met_share),
             1,
@@ -84,10 +77,13 @@ export function details(R: Rounds, samples: SamplePoint[], classPoints: ClassPoi
   const run = R.run;
   const wrong = wrongRefusals(samples);
   const share = `${100 * run.sampleShare} %`;
-  const refused4 = med(
-    R.points.filter((p) => p.load === 4 && p.policy === 'slo').map((p) => p.rejection_ratio),
+  // Sampled requests per second of the window, as a share of the round's capacity.
+  const windowS = run.durationS - run.warmupS;
+  const extra = med(
+    samples.map(
+      (x) => (x.sample.met + x.sample.missed + x.sample.failed) / windowS / run.capacities[x.round],
+    ),
   );
-  const extra = run.sampleShare * (refused4 ?? NaN) * 4;
   return [
     'Two simulated workers (`--speedup 1`: Dynamo mocker timing, 16,384 KV blocks of 16 tokens,',
     'max 256 sequences, max 8,192 batched tokens each) reporting on NATS, on CPU 1. Frontends on CPU 0',
@@ -133,8 +129,10 @@ export function details(R: Rounds, samples: SamplePoint[], classPoints: ClassPoi
     'request counts with its first-token time if it had one, else with the time it had waited (a lower',
     'bound, shown as ≥ when such values reach the p99). *End-to-end latency*: of the successful requests.',
     `At each load the three policies run in an order rotated each round; ${run.rounds} round(s), medians`,
-    'shown; the workers are idle before every point. *By the objective*: the share of refusals that',
-    "the objective made (`sluice_frontend_slo_rejection_total`), the rest being the thresholds'.",
+    "shown; the workers are idle before every point. *By the objective*: the share of the frontend's",
+    'refusals (`dynamo_frontend_model_rejection_total`) that the objective made',
+    "(`sluice_frontend_slo_rejection_total`), the rest being the thresholds'; both counters read when",
+    'the window opens and once the workers are idle again.',
     '*KV in use* and *queued prefill tokens*: what the workers reported in the window (once a second).',
     '',
     '| load | offered req/s | policy | goodput req/s | succeeded req/s | rejected | by the objective | admitted within the objective | TTFT p50 ms | TTFT p99 ms | e2e p50 ms | e2e p99 ms | cut off | KV in use | queued prefill tokens |',
@@ -157,9 +155,11 @@ export function details(R: Rounds, samples: SamplePoint[], classPoints: ClassPoi
     `that admits ${share} of the requests it would refuse; \`sluice_frontend_slo_sample_total{outcome}\` says`,
     'whether each met the objective. Wrong-refusal share = met ÷ (met + missed), pooled over the rounds;',
     `\`failed\` ones (no answer) are left out. Here: ${wrong.met} of ${wrong.judged} met it (${fmt(wrong.share, 1)} %), ${wrong.failed} failed.`,
-    `The sampled requests add load (${share} of the refusals, ~${fmt(extra, 2)}× capacity at 4×), so they are judged`,
-    'with slightly busier workers than the refusals they stand for: if anything the share is an',
-    'underestimate. The point is not one of the policy points above.',
+    "Only the objective's own refusals are sampled, not the thresholds' (a request refused because",
+    'every worker is over its thresholds never reaches the prediction), so the sample is small. The',
+    `sampled requests add load (here ~${fmt(extra, 3)}× capacity), so they are judged with slightly busier`,
+    'workers than the refusals they stand for: if anything the share is an underestimate. The point',
+    'is not one of the policy points above.',
     '',
     '| round | offered req/s | goodput req/s | rejected | admitted within the objective | sampled, met | sampled, missed | sampled, failed | wrong refusals |',
     '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',

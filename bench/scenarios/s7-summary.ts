@@ -4,6 +4,7 @@ import { maxOf, median, minOf } from '../lib/util';
 import { classFigures, classPlots } from './s7-classes';
 import { details } from './s7-details';
 import { analysis } from './s7-analysis';
+import { wrongRefusals } from './s7-measures';
 import { goodputPlots } from './s7-plots';
 import { Point, Policy, RunInfo, SamplePoint, ClassPoint } from './s7-types';
 
@@ -71,26 +72,6 @@ export class Rounds {
       bucketsSum(this.points.filter((p) => p.policy === 'slo').map((p) => p.prediction_error)),
     );
   }
-}
-
-/** Wrong refusals: sampled would-be refusals that met the objective, pooled over the rounds. */
-export function wrongRefusals(samples: SamplePoint[]): {
-  share: number | null;
-  perRound: number[];
-  met: number;
-  judged: number;
-  failed: number;
-} {
-  const met = samples.reduce((a, s) => a + s.sample.met, 0);
-  const judged = samples.reduce((a, s) => a + s.sample.met + s.sample.missed, 0);
-  const failed = samples.reduce((a, s) => a + s.sample.failed, 0);
-  const perRound = finite(
-    samples.map((s) => {
-      const n = s.sample.met + s.sample.missed;
-      return n ? (100 * s.sample.met) / n : null;
-    }),
-  );
-  return { share: judged ? (100 * met) / judged : null, perRound, met, judged, failed };
 }
 
 export function summarize(

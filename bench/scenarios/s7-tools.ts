@@ -10,6 +10,7 @@ export const PROMPT = 1000;
 export const MAX_TOKENS = 64;
 
 const SLO_REJECTIONS = 'sluice_frontend_slo_rejection_total';
+const REJECTIONS = 'dynamo_frontend_model_rejection_total';
 const PREDICTION_ERROR = 'sluice_frontend_ttft_prediction_error_seconds';
 const SLO_SAMPLE = 'sluice_frontend_slo_sample_total';
 
@@ -84,6 +85,7 @@ function countsBetween(before: string, after: string): FrontendCounts {
     metricSum(after, name, labels) - metricSum(before, name, labels);
   return {
     slo_rejections: d(SLO_REJECTIONS),
+    rejections: d(REJECTIONS),
     prediction_error: bucketsBetween(
       histogramBuckets(before, PREDICTION_ERROR),
       histogramBuckets(after, PREDICTION_ERROR),

@@ -73,6 +73,8 @@ export interface ClientResult {
 export interface FrontendCounts {
   /** Refusals by the objective (`sluice_frontend_slo_rejection_total`). */
   slo_rejections: number;
+  /** Every refusal, over the same interval (`dynamo_frontend_model_rejection_total`). */
+  rejections: number;
   /** |predicted − actual| TTFT of admitted requests, seconds. */
   prediction_error: Buckets;
   /** Would-be refusals admitted as a sample, by outcome. */
