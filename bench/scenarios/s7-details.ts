@@ -67,7 +67,7 @@ function sampleRows(samples: SamplePoint[]): string[] {
   return samples.map((s) => {
     const n = s.sample.met + s.sample.missed;
     return (
-      `| ${s.round + 1} | ${fmt(s.rate)} | ${fmt(s.goodput_slo_rps)} | ${pct(s.rejection_ratio)} | ` +
+      `| ${s.round + 1} | ${fmt(s.rate)} | ${fmt(s.goodput_slo_rps)} | ${pct(s.rejection_ratio)} | ${pct(byObjective(s))} | ` +
       `${pct(s.admitted_met_share, 1)} | ${s.sample.met} | ${s.sample.missed} | ${s.sample.failed} | ${n ? pct(s.sample.met / n, 1) : '–'} |`
     );
   });
@@ -161,8 +161,8 @@ export function details(R: Rounds, samples: SamplePoint[], classPoints: ClassPoi
     'workers than the refusals they stand for: if anything the share is an underestimate. The point',
     'is not one of the policy points above.',
     '',
-    '| round | offered req/s | goodput req/s | rejected | admitted within the objective | sampled, met | sampled, missed | sampled, failed | wrong refusals |',
-    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| round | offered req/s | goodput req/s | rejected | by the objective | admitted within the objective | sampled, met | sampled, missed | sampled, failed | wrong refusals |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...sampleRows(samples),
     '',
     classDetails(classPoints),

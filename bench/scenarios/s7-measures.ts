@@ -4,7 +4,7 @@ const finite = (xs: Array<number | null>): number[] =>
   xs.filter((x): x is number => x !== null && Number.isFinite(x));
 
 /** Share of the frontend's refusals made by the objective (both counters over the same interval). */
-export const byObjective = (p: Point): number | null =>
+export const byObjective = (p: Point | SamplePoint): number | null =>
   p.rejections > 0 ? p.slo_rejections / p.rejections : null;
 
 /** Wrong refusals: sampled would-be refusals that met the objective, pooled over the rounds. */
