@@ -23,6 +23,8 @@ interface Args {
   profile: boolean | null;
   out: string | null;
   shedding: string[];
+  /** Scenario 7's objective policy beside `--ttft-slo-ms`; null: DEFAULT_OBJECTIVE. */
+  objective: string[] | null;
   /** Scenario 10's second Node; null: the first other `node` on PATH. */
   compareNode: string | null;
 }
@@ -39,6 +41,16 @@ export const DEFAULT_SHEDDING = [
   '1',
 ];
 
+/**
+ * Scenario 7's TTFT-objective policy: the flags its frontend runs with beside `--ttft-slo-ms`
+ * (docs/benchmarks.md, scenario 7: on top of the thresholds of record, measured better than alone).
+ */
+export const defaultObjective = (shedding: string[]): string[] => [
+  '--admission-control',
+  'token-capacity',
+  ...shedding,
+];
+
 const USAGE = `usage: npm run bench -- [--quick] [--only 1,2,...] [--no-profile] [--out FILE] [--compare-node PATH]
   --quick       every scenario, shrunk to run in under 3 minutes (development, smoke test);
                 the report then goes to a temp file unless --out
@@ -48,6 +60,8 @@ const USAGE = `usage: npm run bench -- [--quick] [--only 1,2,...] [--no-profile]
   --out FILE    where to write the report (default docs/benchmarks.md)
   --shedding "FLAGS"  thresholds of the shedding-on frontend in scenario 7, for experiments
                 (default "${DEFAULT_SHEDDING.join(' ')}", the configuration of record)
+  --objective "FLAGS"  flags of scenario 7's TTFT-objective frontend beside --ttft-slo-ms, for
+                experiments (default "${defaultObjective(DEFAULT_SHEDDING).join(' ')}")
   --compare-node PATH  the Node that scenario 10 compares the runtime of record with (default:
                 the first other \`node\` on PATH, e.g. the system Node; "none": skip it)`;
 
@@ -58,6 +72,7 @@ function parseArgs(argv: string[]): Args {
     profile: null,
     out: null,
     shedding: DEFAULT_SHEDDING,
+    objective: null,
     compareNode: null,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -71,6 +86,7 @@ function parseArgs(argv: string[]): Args {
     else if (flag === '--only') a.only = value().split(',').map(Number);
     else if (flag === '--out') a.out = value();
     else if (flag === '--shedding') a.shedding = value().split(/\s+/).filter(Boolean);
+    else if (flag === '--objective') a.objective = value().split(/\s+/).filter(Boolean);
     else if (flag === '--compare-node') a.compareNode = value();
     else if (flag === '--help' || flag === '-h') {
       console.log(USAGE);
@@ -148,6 +164,7 @@ async function main(): Promise<void> {
     quick: args.quick,
     profile: args.profile ?? !args.quick,
     sheddingFlags: args.shedding,
+    objectiveFlags: args.objective ?? defaultObjective(args.shedding),
     natsUrl,
     databaseUrl,
     tmpDir,

@@ -10,6 +10,8 @@ export interface BenchContext {
   readonly profile: boolean;
   /** Thresholds of the shedding-on frontend in scenario 7 (beside token-capacity). */
   readonly sheddingFlags: string[];
+  /** Scenario 7's TTFT-objective frontend: its flags beside `--ttft-slo-ms`. */
+  readonly objectiveFlags: string[];
   /** Shared NATS for the ordinary scenarios. */
   readonly natsUrl: string;
   /** PostgreSQL URL of the bench's own database (created and dropped by the bench). */

@@ -126,9 +126,10 @@ export function lineChart(o: ChartOptions): string {
         `<circle cx="${fx(x).toFixed(1)}" cy="${fy(y).toFixed(1)}" r="4" fill="${s.color}"/>`,
       );
   }
+  // The legend: two rows per column under the axis title.
   o.series.forEach((s, i) => {
-    const x = m.l;
-    const y = H - 26 + i * 16;
+    const x = m.l + Math.floor(i / 2) * 190;
+    const y = H - 26 + (i % 2) * 16;
     parts.push(
       `<line x1="${x}" x2="${x + 24}" y1="${y - 4}" y2="${y - 4}" stroke="${s.color}" stroke-width="2.5"${s.dashed ? ' stroke-dasharray="8 4"' : ''}/>`,
     );

@@ -1,68 +1,83 @@
-import { median } from '../lib/util';
 import { lineChart } from '../lib/svg';
-import type { Mode, Point } from './s7-goodput';
+import { maxOf, median } from '../lib/util';
+import { Point, POLICIES, Policy, POLICY_NAMES, RunInfo } from './s7-types';
 
-const COLORS: Record<Mode, string> = { on: '#1f77b4', off: '#d62728' };
+const COLORS: Record<Policy, string> = { off: '#d62728', static: '#1f77b4', slo: '#2ca02c' };
 
+/** Median over the rounds of a value at each load (x: the load as a multiple of capacity). */
 function series(
   points: Point[],
-  mode: Mode,
+  policy: Policy,
   value: (p: Point) => number | null,
 ): Array<[number, number]> {
   const loads = [...new Set(points.map((p) => p.load))].sort((a, b) => a - b);
   return loads.flatMap((load) => {
-    const ps = points.filter((p) => p.load === load && p.mode === mode);
+    const ps = points.filter((p) => p.load === load && p.policy === policy);
     const v = median(ps.map(value).filter((x): x is number => x !== null && Number.isFinite(x)));
-    return v === null ? [] : [[median(ps.map((p) => p.rate)) ?? 0, v] as [number, number]];
+    return v === null ? [] : [[load, v] as [number, number]];
   });
 }
 
-/** The two plots of scenario 7: goodput and p99 TTFT against offered load, on and off. */
+/** Scenario 7's two line plots: goodput, and TTFT p50 / p99, against offered load per policy. */
 export function goodputPlots(
-  capacity: number,
   points: Point[],
-  shedding: string,
+  run: RunInfo,
 ): Array<{ name: string; svg: string; alt: string }> {
-  const names: Record<Mode, string> = {
-    on: `shedding on (${shedding.replace(/--active-|-threshold/g, '').replace(/\s+/g, ' ')})`,
-    off: 'shedding off',
-  };
-  const xTicks = [...new Set(points.map((p) => p.rate))].sort((a, b) => a - b);
+  const xTicks = [...new Set(points.map((p) => p.load))].sort((a, b) => a - b);
+  const xLabel = `offered load (× capacity ${Math.round(run.capacity)} req/s, open loop)`;
+  const best = maxOf(
+    POLICIES.flatMap((p) => series(points, p, (x) => x.goodput_slo_rps)).map(([, y]) => y),
+  );
   const goodput = lineChart({
-    title: 'Goodput vs offered load (2 simulated workers)',
-    xLabel: 'offered load (requests/s, open loop)',
-    yLabel: 'successful requests/s',
+    title: `Goodput (first token within ${run.objectiveMs} ms) vs offered load`,
+    xLabel,
+    yLabel: 'requests/s meeting the objective',
     xTicks,
-    series: (['on', 'off'] as Mode[]).map((m) => ({
-      name: names[m],
-      color: COLORS[m],
-      points: series(points, m, (p) => p.goodput_rps),
-      dashed: m === 'off',
+    series: POLICIES.map((p) => ({
+      name: POLICY_NAMES[p],
+      color: COLORS[p],
+      points: series(points, p, (x) => x.goodput_slo_rps),
+      dashed: p === 'off',
     })),
     refs: [
-      { y: capacity, label: `capacity ${Math.round(capacity)} req/s`, color: '#555' },
-      { y: 0.9 * capacity, label: 'target: 90 % of capacity', color: '#2ca02c' },
+      { y: run.capacity, label: `capacity ${Math.round(run.capacity)} req/s`, color: '#555' },
+      ...(best === null
+        ? []
+        : [{ y: 0.9 * best, label: 'target: 90 % of the best', color: '#2ca02c' }]),
     ],
   });
   const ttft = lineChart({
-    title: 'p99 time to first token vs offered load',
-    xLabel: 'offered load (requests/s, open loop)',
-    yLabel: 'p99 TTFT of admitted requests (ms, log scale)',
+    title: 'Time to first token of admitted requests vs offered load',
+    xLabel,
+    yLabel: 'TTFT (ms, log scale)',
     xTicks,
     logY: true,
-    series: (['on', 'off'] as Mode[]).map((m) => ({
-      name: names[m],
-      color: COLORS[m],
-      points: series(points, m, (p) => p.ttft_p99_ms),
-      dashed: m === 'off',
-    })),
+    height: 480,
+    series: POLICIES.flatMap((p) => [
+      {
+        name: `${POLICY_NAMES[p]}: p99`,
+        color: COLORS[p],
+        points: series(points, p, (x) => x.ttft_p99_ms),
+      },
+      {
+        name: `${POLICY_NAMES[p]}: p50`,
+        color: COLORS[p],
+        points: series(points, p, (x) => x.ttft_p50_ms),
+        dashed: true,
+      },
+    ]),
+    refs: [{ y: run.objectiveMs, label: `objective ${run.objectiveMs} ms`, color: '#555' }],
   });
   return [
-    { name: 'goodput', svg: goodput, alt: 'Goodput vs offered load, shedding on and off' },
     {
-      name: 'ttft-p99',
+      name: 'goodput',
+      svg: goodput,
+      alt: 'Goodput within the TTFT objective vs offered load: off, static thresholds, TTFT objective',
+    },
+    {
+      name: 'ttft',
       svg: ttft,
-      alt: 'p99 time to first token vs offered load, shedding on and off',
+      alt: 'TTFT p50 and p99 of admitted requests vs offered load: off, static thresholds, TTFT objective',
     },
   ];
 }

@@ -5,12 +5,17 @@
  * and the drain, and the time to first token of requests that were still streaming (or still
  * waiting) when the drain timeout cut them off. Prints one JSON line.
  *
- *   node dist/bench/tools/goodput-client.js WARMUP_S MIX [loadgen flags: --url --rate --duration ...]
+ *   node dist/bench/tools/goodput-client.js WARMUP_S MIX OBJECTIVE_MS [loadgen flags: --url --rate --duration ...]
  *
  * Every figure is of the requests that *arrived* in the window [WARMUP_S, duration), whenever
  * they ended: goodput is how many of those succeeded, per second of the window (a request that
  * arrived in the window and succeeded during the drain counts; one that arrived before the
  * window and ended in it does not).
+ *
+ * OBJECTIVE_MS (`-` for none): the TTFT objective the figures are judged against. An admitted
+ * request *meets* it when its first token came within it (a request cut off by the drain timeout
+ * after its first token counts by that token); `goodput_slo_rps` counts the requests of the window
+ * that succeeded with their first token within it.
  *
  * MIX: `-` sends no priority header; `critical=0.5,sheddable=0.5` sends `x-sluice-priority` with
  * those shares (assigned by arrival index from a fixed low-discrepancy sequence, so every run
@@ -127,10 +132,29 @@ async function send(
   }
 }
 
+/**
+ * Waits for `p` at most `ms`; true if it settled in time. The timer is cleared either way: a
+ * pending drain timer would keep the process (and the point) alive for the whole timeout.
+ */
+async function within(ms: number, p: Promise<unknown>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([p.then(() => true as const), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 async function main(): Promise<void> {
   const warmupS = Number(process.argv[2]);
   const mix = parseMix(process.argv[3]);
-  const cmd = parseLoadgenArgs(process.argv.slice(4));
+  const objectiveMs = process.argv[4] === '-' ? null : Number(process.argv[4]);
+  if (objectiveMs !== null && !(objectiveMs > 0))
+    throw new Error(`bad objective "${process.argv[4]}"`);
+  const cmd = parseLoadgenArgs(process.argv.slice(5));
   if (cmd.kind !== 'run' || !cmd.options.stream)
     throw new Error('expected loadgen flags with --stream');
   const o = cmd.options;
@@ -161,13 +185,10 @@ async function main(): Promise<void> {
   const windowEnd = o.durationS * 1000;
   await realClock.sleep(t0 + windowEnd - realClock.now());
   // Drain: wait for answers up to the timeout, then abort the rest (their KV is freed).
-  const drained = await Promise.race([
-    Promise.all([...pending]).then(() => true),
-    realClock.sleep(o.drainTimeoutS * 1000).then(() => false),
-  ]);
+  const drained = await within(o.drainTimeoutS * 1000, Promise.all([...pending]));
   const abortAt = realClock.now() - t0;
   if (!drained) abort.abort();
-  await Promise.race([Promise.all([...pending]), realClock.sleep(5000)]);
+  await within(5000, Promise.all([...pending]));
   await pool.destroy();
 
   const from = warmupS * 1000;
@@ -184,6 +205,11 @@ async function main(): Promise<void> {
   const censored = cut.filter((r) => r.ttftMs === null).length;
   const p99 = pct(admittedTtft, 99);
   const windowS = (windowEnd - from) / 1000;
+  const slo = objectiveMs ?? Infinity;
+  const metSlo = (r: Rec): boolean => r.ttftMs !== null && r.ttftMs <= slo;
+  const goodSlo = (rs: Rec[]): number => rs.filter((r) => r.kind === 'ok' && metSlo(r)).length;
+  // Admitted: every request of the window that was not refused (errors count, as misses).
+  const admitted = inWindow.filter((r) => r.kind !== 'rejected');
   const classes = Object.fromEntries(
     mix.map(([cls]) => {
       const mine = inWindow.filter((r) => r.priority === cls);
@@ -197,6 +223,7 @@ async function main(): Promise<void> {
           rejected,
           rejection_ratio: mine.length ? rejected / mine.length : 0,
           goodput_rps: okN / windowS,
+          goodput_slo_rps: goodSlo(mine) / windowS,
         },
       ];
     }),
@@ -217,6 +244,13 @@ async function main(): Promise<void> {
     /** Requests that arrived in the window and succeeded, per second of the window. */
     goodput_rps: ok.length / windowS,
     rejection_ratio: inWindow.length ? count('rejected') / inWindow.length : 0,
+    objective_ms: objectiveMs,
+    /** Requests that arrived in the window, succeeded and met the objective, per second. */
+    goodput_slo_rps: goodSlo(inWindow) / windowS,
+    window_admitted: admitted.length,
+    /** Admitted requests of the window whose first token came within the objective. */
+    admitted_met: admitted.filter(metSlo).length,
+    admitted_met_share: admitted.length ? admitted.filter(metSlo).length / admitted.length : null,
     ttft_p50_ms: pct(admittedTtft, 50),
     ttft_p99_ms: p99,
     /** True when the p99 above is only a lower bound (censored values at or beyond it). */

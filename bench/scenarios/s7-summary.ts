@@ -1,0 +1,206 @@
+import { Figure, ScenarioResult, verdict } from '../lib/context';
+import { bucketQuantile, bucketsSum, bucketsTotal } from '../lib/prom-histogram';
+import { maxOf, median, minOf } from '../lib/util';
+import { classFigures, classPlots } from './s7-classes';
+import { details } from './s7-details';
+import { analysis } from './s7-analysis';
+import { wrongRefusals } from './s7-measures';
+import { goodputPlots } from './s7-plots';
+import { Point, Policy, RunInfo, SamplePoint, ClassPoint } from './s7-types';
+
+export type Row = (
+  name: string,
+  xs: number[],
+  target: string,
+  unit: string,
+  ok: boolean | null,
+) => Figure;
+
+const finite = (xs: Array<number | null>): number[] =>
+  xs.filter((x): x is number => x !== null && Number.isFinite(x));
+const med = (xs: number[]): number => median(xs) ?? NaN;
+
+/** Figures of the runs, round by round (each round's loads are multiples of its own probe). */
+export class Rounds {
+  constructor(
+    readonly points: Point[],
+    readonly run: RunInfo,
+  ) {}
+
+  pick(load: number, policy: Policy, round: number): Point | undefined {
+    return this.points.find((p) => p.load === load && p.policy === policy && p.round === round);
+  }
+
+  /** One value per round, those that could be computed. */
+  each(f: (round: number) => number | null | undefined): number[] {
+    return finite(Array.from({ length: this.run.rounds }, (_, r) => f(r) ?? null));
+  }
+
+  /** The best goodput within the objective that any policy reached at any load in a round. */
+  best(round: number): number {
+    return maxOf(this.points.filter((p) => p.round === round).map((p) => p.goodput_slo_rps)) ?? NaN;
+  }
+
+  goodputOfBest = (policy: Policy): number[] =>
+    this.each((r) => (this.pick(4, policy, r)?.goodput_slo_rps ?? NaN) / this.best(r));
+  metShare = (policy: Policy): number[] =>
+    this.each((r) => 100 * (this.pick(4, policy, r)?.admitted_met_share ?? NaN));
+  ofCapacity = (policy: Policy): number[] =>
+    this.each((r) => (this.pick(4, policy, r)?.goodput_rps ?? NaN) / this.run.capacities[r]);
+  ttftGrowth = (policy: Policy): number[] =>
+    this.each(
+      (r) =>
+        (this.pick(4, policy, r)?.ttft_p99_ms ?? NaN) /
+        (this.pick(0.5, policy, r)?.ttft_p99_ms ?? NaN),
+    );
+
+  /** |predicted − actual| of the objective policy's admitted requests, every load of a round. */
+  predictionError(q: number): number[] {
+    return this.each((r) => {
+      const b = bucketsSum(
+        this.points
+          .filter((p) => p.policy === 'slo' && p.round === r)
+          .map((p) => p.prediction_error),
+      );
+      const v = bucketQuantile(b, q).value;
+      return v === null ? null : 1000 * v;
+    });
+  }
+
+  predictionCount(): number {
+    return bucketsTotal(
+      bucketsSum(this.points.filter((p) => p.policy === 'slo').map((p) => p.prediction_error)),
+    );
+  }
+}
+
+export function summarize(
+  points: Point[],
+  samples: SamplePoint[],
+  classPoints: ClassPoint[],
+  run: RunInfo,
+): ScenarioResult {
+  const row: Row = (name, xs, target, unit, ok) => ({
+    scenario: 7,
+    name,
+    target,
+    unit,
+    median: median(xs),
+    min: minOf(xs),
+    max: maxOf(xs),
+    // A --quick point is shorter than the cold-start transient: no verdict on it.
+    verdict: run.quick ? 'n/a' : verdict(ok),
+    note:
+      run.quick && ok !== null
+        ? 'no verdict in --quick: points shorter than the start-up transient'
+        : undefined,
+  });
+  const R = new Rounds(points, run);
+  const sloBest = R.goodputOfBest('slo');
+  const sloMet = R.metShare('slo');
+  const staticCap = R.ofCapacity('static');
+  const wrong = wrongRefusals(samples);
+  const objective = `${run.objectiveMs} ms`;
+  const figures: Figure[] = [
+    row(
+      `Goodput at 4×, TTFT objective: req/s meeting the objective (${objective}) ÷ the best any policy reached at any load`,
+      sloBest,
+      '≥ 0.90',
+      '×',
+      med(sloBest) >= 0.9,
+    ),
+    row(
+      `Admitted requests meeting the objective at 4×, TTFT objective`,
+      sloMet,
+      '≥ 99 %',
+      '%',
+      med(sloMet) >= 99,
+    ),
+    ...(['static', 'off'] as Policy[]).flatMap((p) => [
+      row(
+        `Goodput at 4×, ${p === 'off' ? 'off' : 'static thresholds'}: the same ratio`,
+        R.goodputOfBest(p),
+        '(compare)',
+        '×',
+        null,
+      ),
+      row(
+        `Admitted requests meeting the objective at 4×, ${p === 'off' ? 'off' : 'static thresholds'}`,
+        R.metShare(p),
+        '(compare)',
+        '%',
+        null,
+      ),
+    ]),
+    row(
+      `TTFT objective: ${run.objectiveMultiple}× the unloaded TTFT p50 (${run.unloadedN} requests, measured at the start)`,
+      [run.objectiveMs],
+      '(measured)',
+      'ms',
+      null,
+    ),
+    row(
+      'Capacity of the two simulated workers (closed-loop streaming probe, one per round)',
+      run.capacities,
+      '(measured)',
+      'req/s',
+      null,
+    ),
+    row(
+      'Goodput at 4× capacity, static thresholds: successful req/s ÷ capacity (by arrival)',
+      staticCap,
+      '≥ 0.90',
+      '×',
+      med(staticCap) >= 0.9,
+    ),
+    row(
+      'Goodput at 4× capacity, TTFT objective: the same ratio',
+      R.ofCapacity('slo'),
+      '(compare)',
+      '×',
+      null,
+    ),
+    row('Goodput at 4× capacity, off: the same ratio', R.ofCapacity('off'), '(compare)', '×', null),
+    row(
+      'p99 TTFT of admitted requests, static thresholds: 4× ÷ 0.5× load',
+      R.ttftGrowth('static'),
+      '≤ 2',
+      '×',
+      med(R.ttftGrowth('static')) <= 2,
+    ),
+    row('p99 TTFT, TTFT objective: 4× ÷ 0.5× load', R.ttftGrowth('slo'), '(compare)', '×', null),
+    row(
+      'p99 TTFT, off: 4× ÷ 0.5× load',
+      R.ttftGrowth('off'),
+      '≥ 5 (shows the problem)',
+      '×',
+      med(R.ttftGrowth('off')) >= 5,
+    ),
+    row(
+      `TTFT prediction error (absolute, predicted vs actual) of admitted requests, TTFT objective, every load: p50 (interpolated in the histogram's buckets; ${R.predictionCount()} requests)`,
+      R.predictionError(0.5),
+      '(measured)',
+      'ms',
+      null,
+    ),
+    row('The same, p90', R.predictionError(0.9), '(measured)', 'ms', null),
+    {
+      ...row(
+        `Wrong refusals by the objective at 4×: sampled would-be refusals (${100 * run.sampleShare} % of them admitted) that met it, pooled over the rounds (${wrong.met} of ${wrong.judged}; ${wrong.failed} failed, left out)`,
+        wrong.perRound,
+        '(measured)',
+        '%',
+        null,
+      ),
+      // Pooled over the rounds: each round's sample is small.
+      median: wrong.share,
+    },
+    ...classFigures(classPoints, row),
+  ];
+  return {
+    figures,
+    details: details(R, samples, classPoints),
+    analysis: analysis(R, figures),
+    plots: [...goodputPlots(points, run), ...classPlots(classPoints)],
+  };
+}
