@@ -8,6 +8,8 @@ const ALICE = 'alice:alice-secret-token';
 const asAlice = { authorization: 'Bearer alice-secret-token' };
 /** Generous: how soon a change propagates or reverts is the bench's business; here that it does. */
 const DEADLINE_MS = 30_000;
+/** For a test that starts processes: each start alone may take up to 60 s on a busy machine. */
+const PROCESS_TEST_MS = 240_000;
 const STRONG_ETAG = /^"[^"]*"$/;
 type Values = Record<string, number | null>;
 interface AuditEntry {
@@ -361,7 +363,7 @@ describe('safer threshold changes (PostgreSQL, NATS, two replicas)', () => {
     }
     await new Promise((r) => setTimeout(r, 2000));
     expect(await expiryRows(model)).toBe(1);
-  });
+  }, PROCESS_TEST_MS);
 });
 
 /** `npm start`: the embedded database (PGlite) and the in-process bus, no NATS. */
@@ -406,7 +408,7 @@ describe('safer threshold changes in the embedded system', () => {
     } finally {
       await sys.proc.stop('SIGTERM', DEADLINE_MS);
     }
-  });
+  }, PROCESS_TEST_MS);
 
   it('reverts a change that expired while it was stopped, once it is started again', async () => {
     const model = 'embedded/restart';
@@ -437,5 +439,5 @@ describe('safer threshold changes in the embedded system', () => {
     } finally {
       await sys.proc.stop('SIGTERM', DEADLINE_MS);
     }
-  });
+  }, PROCESS_TEST_MS);
 });

@@ -368,10 +368,12 @@ describe.each([
 describe('migration CLI (dist/apps/migrate/main.js)', () => {
   const ROOT = join(__dirname, '..');
   const CLI = join(ROOT, 'dist', 'apps', 'migrate', 'main.js');
+  const CLI_TIMEOUT_MS = 120_000;
 
   function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
     return new Promise<{ code: number; out: string }>((resolve) => {
-      const opts = { cwd: ROOT, env: { ...process.env, ...env }, timeout: 30000 };
+      // Generous: creating an embedded database took 30 s on the busy 2-core machine.
+      const opts = { cwd: ROOT, env: { ...process.env, ...env }, timeout: CLI_TIMEOUT_MS };
       execFile(process.execPath, [CLI, ...args], opts, (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
         resolve({ code, out: stdout + stderr });
@@ -424,7 +426,7 @@ describe('migration CLI (dist/apps/migrate/main.js)', () => {
     } finally {
       await db.drop();
     }
-  });
+  }, 5 * CLI_TIMEOUT_MS);
 
   it('migrates the embedded database in --data-dir, and refuses one that is open', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
@@ -443,7 +445,7 @@ describe('migration CLI (dist/apps/migrate/main.js)', () => {
       if (running.isInitialized) await running.destroy();
       rmSync(dataDir, { recursive: true });
     }
-  });
+  }, 5 * CLI_TIMEOUT_MS);
 
   it('exits 1 with a clear message when the database is unreachable, 2 on bad usage', async () => {
     const down = await cli(['run', '--database-url', 'postgres://u:secret@127.0.0.1:1/x_test']);
