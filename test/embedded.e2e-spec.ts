@@ -1,12 +1,16 @@
 import { useEmbedded } from './support/fixtures';
 import { chat, metricValue } from './support/http';
-import { spawnApp, waitFor } from './support/processes';
+import { spawnApp, tempDataDir, waitFor } from './support/processes';
 
 const MODEL = 'Qwen/Qwen3-0.6B';
 
 /** `npm start`: the whole system in one process, no NATS and no database server. */
 describe('embedded system (npm start)', () => {
-  const sys = useEmbedded({ env: { SLUICE_EMBEDDED_WORKER_FLAGS: '--speedup 0' } });
+  // An empty data directory, as on a first `npm start`: the system creates its database.
+  const sys = useEmbedded({
+    flags: ['--data-dir', tempDataDir()],
+    env: { SLUICE_EMBEDDED_WORKER_FLAGS: '--speedup 0' },
+  });
 
   afterAll(async () => {
     // A clean exit on SIGTERM.

@@ -5,7 +5,7 @@ import {
   Proc,
   spawnApp,
   startWorker,
-  tempDataDir,
+  storeDataDir,
   uniqueNamespace,
   waitFor,
   WorkerProcess,
@@ -23,6 +23,8 @@ describe('NATS unreachable when the frontend starts', () => {
   let beat: Heartbeat | undefined;
   let url: string;
   const ns = uniqueNamespace('fboot');
+  /** Generous: a frontend may take many times its usual 2 s to start on a busy 2-core machine. */
+  const DEADLINE_MS = 60_000;
 
   beforeAll(async () => {
     nats = await NatsServer.start();
@@ -32,7 +34,7 @@ describe('NATS unreachable when the frontend starts', () => {
     url = `http://127.0.0.1:${port}`;
     fe = spawnApp('frontend', [
       ...['--http-host', '127.0.0.1', '--http-port', String(port)],
-      ...['--nats-url', nats.url, '--namespace', ns, '--data-dir', tempDataDir()],
+      ...['--nats-url', nats.url, '--namespace', ns, '--data-dir', storeDataDir()],
     ]);
   });
 
@@ -42,20 +44,24 @@ describe('NATS unreachable when the frontend starts', () => {
     await nats?.stop();
   });
 
-  it('listens, answers /live, reports the bus down and says what it waits for', async () => {
-    await fe.waitForOutput(/frontend listening on/);
-    expect((await fetch(`${url}/live`)).status).toBe(200);
-    const ready = await health(url);
-    expect(ready.status).toBe(503);
-    expect(ready.body.details.error?.bus).toMatchObject({ status: 'down' });
-    expect(await metricValue(url, 'sluice_frontend_bus_connected')).toBe(0);
-    // Not ready is a state, not a fault: the failed probe is a warning, nothing at error level.
-    await fe.waitForOutput(/"level":40[^\n]*Health Check has failed/);
-    expect(fe.output).not.toMatch(/"level":50/);
-    await fe.waitForOutput(/still waiting for the bus at nats:\/\/127\.0\.0\.1:\d+/, 5000);
-    // No worker is known: the contract's 404 for a model never seen, not a hang.
-    expect((await chat(url)).status).toBe(404);
-  });
+  it(
+    'listens, answers /live, reports the bus down and says what it waits for',
+    async () => {
+      await fe.waitForOutput(/frontend listening on/, DEADLINE_MS);
+      expect((await fetch(`${url}/live`)).status).toBe(200);
+      const ready = await health(url);
+      expect(ready.status).toBe(503);
+      expect(ready.body.details.error?.bus).toMatchObject({ status: 'down' });
+      expect(await metricValue(url, 'sluice_frontend_bus_connected')).toBe(0);
+      // Not ready is a state, not a fault: the failed probe is a warning, nothing at error level.
+      await fe.waitForOutput(/"level":40[^\n]*Health Check has failed/, DEADLINE_MS);
+      expect(fe.output).not.toMatch(/"level":50/);
+      await fe.waitForOutput(/still waiting for the bus at nats:\/\/127\.0\.0\.1:\d+/, DEADLINE_MS);
+      // No worker is known: the contract's 404 for a model never seen, not a hang.
+      expect((await chat(url)).status).toBe(404);
+    },
+    3 * DEADLINE_MS,
+  );
 
   it('connects by itself when NATS comes up and acts on the first reports', async () => {
     await nats.restart();
@@ -67,6 +73,6 @@ describe('NATS unreachable when the frontend starts', () => {
   });
 
   it('stops cleanly on SIGTERM', async () => {
-    expect(await fe.stop()).toBe(0);
+    expect(await fe.stop('SIGTERM', DEADLINE_MS)).toBe(0);
   });
 });

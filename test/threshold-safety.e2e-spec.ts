@@ -8,6 +8,8 @@ const ALICE = 'alice:alice-secret-token';
 const asAlice = { authorization: 'Bearer alice-secret-token' };
 /** Generous: how soon a change propagates or reverts is the bench's business; here that it does. */
 const DEADLINE_MS = 30_000;
+/** For a test that starts processes: each start alone may take up to 60 s on a busy machine. */
+const PROCESS_TEST_MS = 240_000;
 const STRONG_ETAG = /^"[^"]*"$/;
 type Values = Record<string, number | null>;
 interface AuditEntry {
@@ -326,42 +328,46 @@ describe('safer threshold changes (PostgreSQL, NATS, two replicas)', () => {
   });
 
   // Last: it restarts both replicas.
-  it('reverts a change that expired while every replica was down, once they are back', async () => {
-    const model = 'restart/model';
-    await write(A.fe, { model, waiting_requests_threshold: 10 });
-    const temp = await write(A.fe, { model, waiting_requests_threshold: 1, ttl_secs: 2 });
-    expect(temp.status).toBe(200);
-    await Promise.all([A.fe.proc.stop('SIGKILL'), B.fe.proc.stop('SIGKILL')]);
-    expect(await expiryRows(model)).toBe(0); // nobody reverted it before going down
-    await waitFor(
-      async () =>
-        (
-          await sql<{ due: boolean }>(
-            'SELECT revert_at <= clock_timestamp() AS due FROM model_thresholds WHERE model = $1',
-            [model],
-          )
-        )[0].due,
-      'the expiry, with every replica down',
-      DEADLINE_MS,
-    );
-    expect(await expiryRows(model)).toBe(0);
-
-    [A.fe, B.fe] = await Promise.all([
-      startFrontend(replicaFlags(), A.namespace),
-      startFrontend(replicaFlags(), A.namespace),
-    ]);
-    A.group.add(A.fe.proc);
-    B.group.add(B.fe.proc);
-    for (const fe of [A.fe, B.fe]) {
+  it(
+    'reverts a change that expired while every replica was down, once they are back',
+    async () => {
+      const model = 'restart/model';
+      await write(A.fe, { model, waiting_requests_threshold: 10 });
+      const temp = await write(A.fe, { model, waiting_requests_threshold: 1, ttl_secs: 2 });
+      expect(temp.status).toBe(200);
+      await Promise.all([A.fe.proc.stop('SIGKILL'), B.fe.proc.stop('SIGKILL')]);
+      expect(await expiryRows(model)).toBe(0); // nobody reverted it before going down
       await waitFor(
-        () => serves(fe, model, { waiting_requests_threshold: 10 }),
-        `${fe.url} reverted after the restart`,
+        async () =>
+          (
+            await sql<{ due: boolean }>(
+              'SELECT revert_at <= clock_timestamp() AS due FROM model_thresholds WHERE model = $1',
+              [model],
+            )
+          )[0].due,
+        'the expiry, with every replica down',
         DEADLINE_MS,
       );
-    }
-    await new Promise((r) => setTimeout(r, 2000));
-    expect(await expiryRows(model)).toBe(1);
-  });
+      expect(await expiryRows(model)).toBe(0);
+
+      [A.fe, B.fe] = await Promise.all([
+        startFrontend(replicaFlags(), A.namespace),
+        startFrontend(replicaFlags(), A.namespace),
+      ]);
+      A.group.add(A.fe.proc);
+      B.group.add(B.fe.proc);
+      for (const fe of [A.fe, B.fe]) {
+        await waitFor(
+          () => serves(fe, model, { waiting_requests_threshold: 10 }),
+          `${fe.url} reverted after the restart`,
+          DEADLINE_MS,
+        );
+      }
+      await new Promise((r) => setTimeout(r, 2000));
+      expect(await expiryRows(model)).toBe(1);
+    },
+    PROCESS_TEST_MS,
+  );
 });
 
 /** `npm start`: the embedded database (PGlite) and the in-process bus, no NATS. */
@@ -371,71 +377,83 @@ describe('safer threshold changes in the embedded system', () => {
   const start = (dataDir: string) =>
     startEmbedded({ flags: ['--data-dir', dataDir], env: { SLUICE_EMBEDDED_WORKERS: '0' }, group });
 
-  it('answers with an ETag, refuses a stale If-Match, and reverts a temporary change once', async () => {
-    const sys = await start(tempDataDir());
-    try {
-      const model = 'embedded/ttl';
-      const set = await post(`${sys.url}/busy_threshold`, {
-        model,
-        active_prefill_tokens_threshold: 100,
-      });
-      expect(etag(set)).toMatch(STRONG_ETAG);
-      const temp = await post(
-        `${sys.url}/busy_threshold`,
-        { model, active_prefill_tokens_threshold: 5, reason: 'try', ttl_secs: 1 },
-        { 'if-match': etag(set) as string },
-      );
-      expect(temp.status).toBe(200);
-      const stale = await post(
-        `${sys.url}/busy_threshold`,
-        { model, active_prefill_tokens_threshold: 6 },
-        { 'if-match': etag(set) as string },
-      );
-      expect(stale.status).toBe(412);
-      await waitFor(
-        () => serves(sys, model, { active_prefill_tokens_threshold: 100 }),
-        'reverted',
-        DEADLINE_MS,
-      );
-      const entries = await audit(sys, model);
-      expect(entries.map((e) => [e.actor, e.source, e.reason])).toEqual([
-        ['system', 'ttl-expiry', `expiry of the temporary change ${entries[1].id}`],
-        ['anonymous', expect.any(String), 'try'],
-        ['anonymous', expect.any(String), null],
-      ]);
-    } finally {
-      await sys.proc.stop('SIGTERM', DEADLINE_MS);
-    }
-  });
+  it(
+    'answers with an ETag, refuses a stale If-Match, and reverts a temporary change once',
+    async () => {
+      const sys = await start(tempDataDir());
+      try {
+        const model = 'embedded/ttl';
+        const set = await post(`${sys.url}/busy_threshold`, {
+          model,
+          active_prefill_tokens_threshold: 100,
+        });
+        expect(etag(set)).toMatch(STRONG_ETAG);
+        const temp = await post(
+          `${sys.url}/busy_threshold`,
+          { model, active_prefill_tokens_threshold: 5, reason: 'try', ttl_secs: 1 },
+          { 'if-match': etag(set) as string },
+        );
+        expect(temp.status).toBe(200);
+        const stale = await post(
+          `${sys.url}/busy_threshold`,
+          { model, active_prefill_tokens_threshold: 6 },
+          { 'if-match': etag(set) as string },
+        );
+        expect(stale.status).toBe(412);
+        await waitFor(
+          () => serves(sys, model, { active_prefill_tokens_threshold: 100 }),
+          'reverted',
+          DEADLINE_MS,
+        );
+        const entries = await audit(sys, model);
+        expect(entries.map((e) => [e.actor, e.source, e.reason])).toEqual([
+          ['system', 'ttl-expiry', `expiry of the temporary change ${entries[1].id}`],
+          ['anonymous', expect.any(String), 'try'],
+          ['anonymous', expect.any(String), null],
+        ]);
+      } finally {
+        await sys.proc.stop('SIGTERM', DEADLINE_MS);
+      }
+    },
+    PROCESS_TEST_MS,
+  );
 
-  it('reverts a change that expired while it was stopped, once it is started again', async () => {
-    const model = 'embedded/restart';
-    const dataDir = tempDataDir();
-    let sys = await start(dataDir);
-    const temp = await post(`${sys.url}/busy_threshold`, {
-      model,
-      waiting_requests_threshold: 3,
-      ttl_secs: 2,
-    });
-    expect(temp.status).toBe(200);
-    const expiresAt = Date.parse((await audit(sys, model))[0].expires_at ?? '');
-    // A clean stop (SIGTERM), however long the exit takes on a busy machine.
-    expect(await sys.proc.stop('SIGTERM', DEADLINE_MS)).toBe(0);
-    const stoppedAt = Date.now();
-    await waitFor(() => Date.now() > expiresAt, 'the expiry, with the system stopped', DEADLINE_MS);
-    sys = await start(dataDir);
-    try {
+  it(
+    'reverts a change that expired while it was stopped, once it is started again',
+    async () => {
+      const model = 'embedded/restart';
+      const dataDir = tempDataDir();
+      let sys = await start(dataDir);
+      const temp = await post(`${sys.url}/busy_threshold`, {
+        model,
+        waiting_requests_threshold: 3,
+        ttl_secs: 2,
+      });
+      expect(temp.status).toBe(200);
+      const expiresAt = Date.parse((await audit(sys, model))[0].expires_at ?? '');
+      // A clean stop (SIGTERM), however long the exit takes on a busy machine.
+      expect(await sys.proc.stop('SIGTERM', DEADLINE_MS)).toBe(0);
+      const stoppedAt = Date.now();
       await waitFor(
-        () => serves(sys, model, { waiting_requests_threshold: null }),
-        'reverted',
+        () => Date.now() > expiresAt,
+        'the expiry, with the system stopped',
         DEADLINE_MS,
       );
-      const entries = await audit(sys, model);
-      expect(entries.map((e) => e.source)).toEqual(['ttl-expiry', expect.any(String)]);
-      // Reverted by the process started again, not by the one that was stopping.
-      expect(Date.parse(entries[0].at)).toBeGreaterThan(stoppedAt);
-    } finally {
-      await sys.proc.stop('SIGTERM', DEADLINE_MS);
-    }
-  });
+      sys = await start(dataDir);
+      try {
+        await waitFor(
+          () => serves(sys, model, { waiting_requests_threshold: null }),
+          'reverted',
+          DEADLINE_MS,
+        );
+        const entries = await audit(sys, model);
+        expect(entries.map((e) => e.source)).toEqual(['ttl-expiry', expect.any(String)]);
+        // Reverted by the process started again, not by the one that was stopping.
+        expect(Date.parse(entries[0].at)).toBeGreaterThan(stoppedAt);
+      } finally {
+        await sys.proc.stop('SIGTERM', DEADLINE_MS);
+      }
+    },
+    PROCESS_TEST_MS,
+  );
 });

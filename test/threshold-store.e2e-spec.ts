@@ -396,10 +396,12 @@ describe.each([
 describe('migration CLI (dist/apps/migrate/main.js)', () => {
   const ROOT = join(__dirname, '..');
   const CLI = join(ROOT, 'dist', 'apps', 'migrate', 'main.js');
+  const CLI_TIMEOUT_MS = 120_000;
 
   function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
     return new Promise<{ code: number; out: string }>((resolve) => {
-      const opts = { cwd: ROOT, env: { ...process.env, ...env }, timeout: 30000 };
+      // Generous: creating an embedded database took 30 s on the busy 2-core machine.
+      const opts = { cwd: ROOT, env: { ...process.env, ...env }, timeout: CLI_TIMEOUT_MS };
       execFile(process.execPath, [CLI, ...args], opts, (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
         resolve({ code, out: stdout + stderr });
@@ -416,63 +418,71 @@ describe('migration CLI (dist/apps/migrate/main.js)', () => {
     if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
   });
 
-  it('runs, reverts and runs again on an empty PostgreSQL database', async () => {
-    const db = await createTestDatabase('sluice_cli');
-    const tables = async () =>
-      queryRows(db.url(), `SELECT 1 FROM pg_tables WHERE tablename LIKE '%threshold%'`);
-    const waitingColumn = async () =>
-      queryRows(
-        db.url(),
-        `SELECT 1 FROM information_schema.columns
+  it(
+    'runs, reverts and runs again on an empty PostgreSQL database',
+    async () => {
+      const db = await createTestDatabase('sluice_cli');
+      const tables = async () =>
+        queryRows(db.url(), `SELECT 1 FROM pg_tables WHERE tablename LIKE '%threshold%'`);
+      const waitingColumn = async () =>
+        queryRows(
+          db.url(),
+          `SELECT 1 FROM information_schema.columns
           WHERE table_name = 'model_thresholds' AND column_name = 'waiting_requests_threshold'`,
-      );
-    const url = ['--database-url', db.url()];
-    try {
-      await ok(
-        ['run', ...url],
-        new RegExp(
-          `applied ${MIGRATION}[\\s\\S]*${WAITING_MIGRATION}[\\s\\S]*${SAFETY_MIGRATION}[\\s\\S]*${ADMISSION_MIGRATION}[\\s\\S]*${TTFT_MIGRATION}`,
-        ),
-      );
-      expect(await tables()).toHaveLength(2);
-      expect(await waitingColumn()).toHaveLength(1);
-      await ok(['run', ...url], /up to date/);
-      await ok(['revert', ...url], new RegExp(`reverted ${TTFT_MIGRATION}`));
-      await ok(['revert', ...url], new RegExp(`reverted ${ADMISSION_MIGRATION}`));
-      expect(await waitingColumn()).toHaveLength(1);
-      await ok(['revert', ...url], new RegExp(`reverted ${SAFETY_MIGRATION}`));
-      await ok(['revert', ...url], new RegExp(`reverted ${WAITING_MIGRATION}`));
-      expect(await tables()).toHaveLength(2);
-      expect(await waitingColumn()).toHaveLength(0);
-      await ok(['revert', ...url], new RegExp(`reverted ${MIGRATION}`));
-      expect(await tables()).toHaveLength(0);
-      await ok(['revert'], /nothing to revert/, { SLUICE_DATABASE_URL: db.url() });
-      await ok(['run', ...url], new RegExp(`applied ${MIGRATION}`));
-      expect(await tables()).toHaveLength(2);
-      expect(await waitingColumn()).toHaveLength(1);
-    } finally {
-      await db.drop();
-    }
-  });
+        );
+      const url = ['--database-url', db.url()];
+      try {
+        await ok(
+          ['run', ...url],
+          new RegExp(
+            `applied ${MIGRATION}[\\s\\S]*${WAITING_MIGRATION}[\\s\\S]*${SAFETY_MIGRATION}[\\s\\S]*${ADMISSION_MIGRATION}[\\s\\S]*${TTFT_MIGRATION}`,
+          ),
+        );
+        expect(await tables()).toHaveLength(2);
+        expect(await waitingColumn()).toHaveLength(1);
+        await ok(['run', ...url], /up to date/);
+        await ok(['revert', ...url], new RegExp(`reverted ${TTFT_MIGRATION}`));
+        await ok(['revert', ...url], new RegExp(`reverted ${ADMISSION_MIGRATION}`));
+        expect(await waitingColumn()).toHaveLength(1);
+        await ok(['revert', ...url], new RegExp(`reverted ${SAFETY_MIGRATION}`));
+        await ok(['revert', ...url], new RegExp(`reverted ${WAITING_MIGRATION}`));
+        expect(await tables()).toHaveLength(2);
+        expect(await waitingColumn()).toHaveLength(0);
+        await ok(['revert', ...url], new RegExp(`reverted ${MIGRATION}`));
+        expect(await tables()).toHaveLength(0);
+        await ok(['revert'], /nothing to revert/, { SLUICE_DATABASE_URL: db.url() });
+        await ok(['run', ...url], new RegExp(`applied ${MIGRATION}`));
+        expect(await tables()).toHaveLength(2);
+        expect(await waitingColumn()).toHaveLength(1);
+      } finally {
+        await db.drop();
+      }
+    },
+    5 * CLI_TIMEOUT_MS,
+  );
 
-  it('migrates the embedded database in --data-dir, and refuses one that is open', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
-    const args = ['run', '--data-dir', dataDir];
-    const env = { SLUICE_DATABASE_URL: '' };
-    const running = createThresholdDataSource({ databaseUrl: null, dataDir });
-    try {
-      await ok(args, new RegExp(`applied ${MIGRATION}`), env);
-      await ok(args, /up to date/, env);
-      // Two PGlite instances on one directory would corrupt it: the second opener must fail.
-      await running.initialize();
-      const busy = await cli(args, env);
-      expect(busy.code).toBe(1);
-      expect(busy.out).toContain(`already open in process ${process.pid}`);
-    } finally {
-      if (running.isInitialized) await running.destroy();
-      rmSync(dataDir, { recursive: true });
-    }
-  });
+  it(
+    'migrates the embedded database in --data-dir, and refuses one that is open',
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
+      const args = ['run', '--data-dir', dataDir];
+      const env = { SLUICE_DATABASE_URL: '' };
+      const running = createThresholdDataSource({ databaseUrl: null, dataDir });
+      try {
+        await ok(args, new RegExp(`applied ${MIGRATION}`), env);
+        await ok(args, /up to date/, env);
+        // Two PGlite instances on one directory would corrupt it: the second opener must fail.
+        await running.initialize();
+        const busy = await cli(args, env);
+        expect(busy.code).toBe(1);
+        expect(busy.out).toContain(`already open in process ${process.pid}`);
+      } finally {
+        if (running.isInitialized) await running.destroy();
+        rmSync(dataDir, { recursive: true });
+      }
+    },
+    5 * CLI_TIMEOUT_MS,
+  );
 
   it('exits 1 with a clear message when the database is unreachable, 2 on bad usage', async () => {
     const down = await cli(['run', '--database-url', 'postgres://u:secret@127.0.0.1:1/x_test']);

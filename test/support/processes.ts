@@ -9,6 +9,7 @@ export {
   spawnNode,
   startBridge,
   startEmbedded,
+  storeDataDir,
   tempDataDir,
   uniqueNamespace,
   waitFor,

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Proc, spawnApp, SpawnOptions } from './process';
@@ -28,9 +28,35 @@ export function uniqueNamespace(prefix = 't'): string {
   return `${prefix}${process.pid}x${Date.now().toString(36)}x${nsCounter++}`;
 }
 
-/** A fresh directory for an embedded database, so concurrent processes never share one. */
+/**
+ * Where the test run keeps its temporary directories (removed after the run), when it names one;
+ * otherwise the system's temporary directory.
+ */
+export const TEMP_ROOT_ENV = 'SLUICE_TEST_TMPDIR';
+/**
+ * An embedded database already created and migrated, for the default stores of the apps a run
+ * starts (see `storeDataDir`). Unset (the bench), every app starts on an empty directory.
+ */
+export const DATA_TEMPLATE_ENV = 'SLUICE_TEST_DATA_TEMPLATE';
+
+/** A fresh, empty directory for an embedded database, so concurrent processes never share one. */
 export function tempDataDir(): string {
-  return mkdtempSync(join(tmpdir(), 'sluice-data-'));
+  return mkdtempSync(join(process.env[TEMP_ROOT_ENV] ?? tmpdir(), 'sluice-data-'));
+}
+
+/**
+ * A fresh directory for the embedded database of an app started without a store of its own:
+ * a copy of the run's template database when there is one (`DATA_TEMPLATE_ENV`), else empty.
+ * Creating an embedded database costs about 10 s of CPU (and a multiple of that in wall time on
+ * a busy 2-core machine); the template pays it once per run. The app still opens the copy and
+ * runs its migrations (none pending). Tests of the first start on an empty directory pass
+ * `--data-dir` with a `tempDataDir()`.
+ */
+export function storeDataDir(): string {
+  const dir = tempDataDir();
+  const template = process.env[DATA_TEMPLATE_ENV];
+  if (template) cpSync(join(template, 'pglite'), join(dir, 'pglite'), { recursive: true });
+  return dir;
 }
 
 /** Spawns through the group when there is one, so the group stops it. */
@@ -53,7 +79,7 @@ export interface FrontendOptions extends SpawnOptions {
 /**
  * Starts a frontend on a free loopback port and waits until /health answers 200. Without
  * `--database-url` or `--data-dir` among the flags it gets an embedded database in a fresh
- * temporary directory.
+ * temporary directory (`storeDataDir`).
  */
 export async function startFrontend(o: FrontendOptions): Promise<FrontendStarted> {
   const port = await freePort();
@@ -66,7 +92,7 @@ export async function startFrontend(o: FrontendOptions): Promise<FrontendStarted
     [
       ...['--http-host', '127.0.0.1', '--http-port', String(port)],
       ...['--nats-url', o.natsUrl, '--namespace', namespace],
-      ...(ownStore ? [] : ['--data-dir', tempDataDir()]),
+      ...(ownStore ? [] : ['--data-dir', storeDataDir()]),
       ...flags,
     ],
     o,
@@ -84,7 +110,10 @@ export interface EmbeddedOptions extends SpawnOptions {
   group?: ProcessGroup;
 }
 
-/** `npm start`: the whole system in one process; an embedded database unless flags say else. */
+/**
+ * `npm start`: the whole system in one process; an embedded database in a fresh temporary
+ * directory (`storeDataDir`) unless flags say else.
+ */
 export async function startEmbedded(o: EmbeddedOptions = {}): Promise<Started> {
   const port = await freePort();
   const flags = o.flags ?? [];
@@ -94,7 +123,7 @@ export async function startEmbedded(o: EmbeddedOptions = {}): Promise<Started> {
     'embedded',
     [
       ...['--http-host', '127.0.0.1', '--http-port', String(port)],
-      ...(ownStore ? [] : ['--data-dir', tempDataDir()]),
+      ...(ownStore ? [] : ['--data-dir', storeDataDir()]),
       ...flags,
     ],
     o,
