@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { MODEL } from './support/bus';
 import { useSystem } from './support/fixtures';
 import { Answer, chat, post } from './support/http';
-import { waitFor } from './support/processes';
+import { tempDataDir, waitFor } from './support/processes';
 
 /** The default body limit (16 MiB), less room for the wrapper around the repeated part. */
 const SIZE = 16 * 1024 * 1024 - 4096;
@@ -98,7 +98,10 @@ describe('memory of one request (contract §9)', () => {
   const sys = useSystem({
     workers: [['--kv-total-blocks', '1000000']],
     reporting: true,
-    frontend: [],
+    // A new embedded database, created at start, as before the run's template existed. Started
+    // on an existing one the frontend rises by 113-143 MB for some shapes (docs/security.md,
+    // "Open"): this spec does not yet measure that case, and stays as it was until the fix.
+    frontend: ['--data-dir', tempDataDir()],
     serving: true,
   });
   let pid: number;
