@@ -1,6 +1,7 @@
 import { ProcessGroup } from '@sluice/testkit';
 import { ForeignLoadMonitor } from './procfs';
 import { Runtime } from './runtimes';
+import { maxOf, median, minOf } from './util';
 
 /** Where the load generator and the server under test run (see docs/benchmarks.md). */
 export const CPU = { server: '0', client: '1' } as const;
@@ -55,6 +56,27 @@ export interface Scenario {
   id: number;
   title: string;
   run(ctx: BenchContext): Promise<ScenarioResult>;
+}
+
+/** A figure over rounds (or trials): the median of `xs`, with their spread as min and max. */
+export function figureOver(
+  scenario: number,
+  name: string,
+  xs: number[],
+  target: string,
+  unit: string,
+  v: Verdict,
+): Figure {
+  return {
+    scenario,
+    name,
+    target,
+    unit,
+    median: median(xs),
+    min: minOf(xs),
+    max: maxOf(xs),
+    verdict: v,
+  };
 }
 
 export function verdict(ok: boolean | null): Verdict {

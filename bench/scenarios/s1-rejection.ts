@@ -8,6 +8,7 @@ import {
   ScenarioResult,
   verdict,
   warmupS,
+  figureOver,
 } from '../lib/context';
 import { chatBody, httpPost, isOverload, OVERLOAD_BODY } from '../lib/http';
 import { startNginx } from '../lib/nginx';
@@ -15,7 +16,7 @@ import { profileMarkdown, ProfileSummary } from '../lib/profile';
 import { startProfiledFrontend } from '../lib/profiled-frontend';
 import { CpuMeter } from '../lib/procfs';
 import { DECODE_SHEDDING as SHEDDING, startFrontend } from '../lib/sluice';
-import { fmt, freePort, maxOf, median, minOf, rotate, uniqueNamespace, waitFor } from '../lib/util';
+import { fmt, freePort, median, rotate, uniqueNamespace, waitFor } from '../lib/util';
 
 const PATH = '/v1/chat/completions';
 
@@ -132,16 +133,8 @@ function summarize(
   profile: ProfileSummary | null,
 ): ScenarioResult {
   const ratio = median(ratios);
-  const row = (name: string, xs: number[], target: string, unit: string): Figure => ({
-    scenario: 1,
-    name,
-    target,
-    unit,
-    median: median(xs),
-    min: minOf(xs),
-    max: maxOf(xs),
-    verdict: 'n/a',
-  });
+  const row = (name: string, xs: number[], target: string, unit: string): Figure =>
+    figureOver(1, name, xs, target, unit, 'n/a');
   const figures: Figure[] = [
     {
       ...row('Rejection path: Sluice / bare Fastify req/s', ratios, '≥ 1.0', '×'),

@@ -1,12 +1,12 @@
 import { Heartbeat, ReportBus } from '../lib/bus';
-import { BenchContext, CPU, Figure } from '../lib/context';
+import { BenchContext, CPU, Figure, figureOver } from '../lib/context';
 import { fixedRate, FixedRateResult } from '../lib/fixed-rate';
 import { chatBody, MODEL, PacedProber } from '../lib/http';
 import { rssMb } from '../lib/procfs';
 import { Runtime, ownRuntime } from '../lib/runtimes';
 import { measureScrapeStall, ScrapeStall } from '../lib/scrape-stall';
 import { DECODE_SHEDDING, startFrontend, startWorker } from '../lib/sluice';
-import { fmt, maxOf, median, minOf, nowNs, percentile, rotate, uniqueNamespace } from '../lib/util';
+import { fmt, maxOf, median, nowNs, percentile, rotate, uniqueNamespace } from '../lib/util';
 import { ProcessGroup } from '@sluice/testkit';
 import { prewarm, RANKS, startRig, WORKERS } from './s4-ingest';
 import { flipTrials, reporter } from './s5-reaction';
@@ -22,16 +22,8 @@ export interface Beside {
 /** The base URLs of the two runtimes' servers of one kind, record first. */
 export type Pair = [record: string, other: string];
 
-const measured = (name: string, xs: number[], unit: string): Figure => ({
-  scenario: 10,
-  name,
-  target: '(measured)',
-  unit,
-  median: median(xs),
-  min: minOf(xs),
-  max: maxOf(xs),
-  verdict: 'n/a',
-});
+const measured = (name: string, xs: number[], unit: string): Figure =>
+  figureOver(10, name, xs, '(measured)', unit, 'n/a');
 
 const versions = (other: Runtime): [string, string] => [ownRuntime().version, other.version];
 

@@ -1,13 +1,21 @@
 import { autocannon, expectOnly } from '../lib/autocannon';
 import { Heartbeat, ReportBus } from '../lib/bus';
-import { BenchContext, CPU, Figure, Scenario, ScenarioResult, warmupS } from '../lib/context';
+import {
+  BenchContext,
+  CPU,
+  Figure,
+  Scenario,
+  ScenarioResult,
+  warmupS,
+  figureOver,
+} from '../lib/context';
 import { chatBody, httpPost, isOverload } from '../lib/http';
 import { ProcessGroup } from '@sluice/testkit';
 import { CpuMeter } from '../lib/procfs';
 import { ownRuntime, Runtime } from '../lib/runtimes';
 import { Beside, latencyBeside, reactionBeside, stallBeside } from './s10-beside';
 import { DECODE_SHEDDING, startFrontend, startWorker } from '../lib/sluice';
-import { fmt, freePort, maxOf, median, minOf, rotate, uniqueNamespace, waitFor } from '../lib/util';
+import { fmt, freePort, median, rotate, uniqueNamespace, waitFor } from '../lib/util';
 
 const PATH = '/v1/chat/completions';
 
@@ -161,16 +169,8 @@ function summarize(subjects: Subject[], other: Runtime, beside: Beside[]): Scena
     subjects.find((s) => s.kind === kind && s.side === side) as Subject;
   /** Per round: a over b (both measured in the same round). */
   const per = (a: number[], b: number[]): number[] => a.map((x, i) => x / b[i]);
-  const row = (name: string, xs: number[]): Figure => ({
-    scenario: 10,
-    name,
-    target: '(measured)',
-    unit: '×',
-    median: median(xs),
-    min: minOf(xs),
-    max: maxOf(xs),
-    verdict: 'n/a',
-  });
+  const row = (name: string, xs: number[]): Figure =>
+    figureOver(10, name, xs, '(measured)', '×', 'n/a');
   const change = (kind: Kind): Figure =>
     row(
       `Runtime: ${kind}s req/s, ${own} / ${other.version}`,

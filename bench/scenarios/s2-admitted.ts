@@ -7,6 +7,7 @@ import {
   ScenarioResult,
   verdict,
   warmupS,
+  figureOver,
 } from '../lib/context';
 import { fixedRate, FixedRateResult } from '../lib/fixed-rate';
 import { chatBody, httpPost } from '../lib/http';
@@ -16,7 +17,7 @@ import { profileMarkdown, ProfileSummary } from '../lib/profile';
 import { startProfiledFrontend } from '../lib/profiled-frontend';
 import { CpuMeter } from '../lib/procfs';
 import { DECODE_SHEDDING, startFrontend, startWorker } from '../lib/sluice';
-import { fmt, maxOf, median, minOf, rotate, uniqueNamespace, waitFor } from '../lib/util';
+import { fmt, median, rotate, uniqueNamespace, waitFor } from '../lib/util';
 
 const PATH = '/v1/chat/completions';
 const FLAGS = DECODE_SHEDDING;
@@ -176,16 +177,7 @@ function summarize(
     target: string,
     unit: string,
     ok: boolean | null = null,
-  ): Figure => ({
-    scenario: 2,
-    name,
-    target,
-    unit,
-    median: median(xs),
-    min: minOf(xs),
-    max: maxOf(xs),
-    verdict: verdict(ok),
-  });
+  ): Figure => figureOver(2, name, xs, target, unit, verdict(ok));
   const m = (xs: number[]): number => median(xs) ?? NaN;
   const figures: Figure[] = [
     row(

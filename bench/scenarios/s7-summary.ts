@@ -1,6 +1,6 @@
-import { Figure, ScenarioResult, verdict } from '../lib/context';
+import { Figure, ScenarioResult, verdict, figureOver } from '../lib/context';
 import { bucketQuantile, bucketsSum, bucketsTotal } from '../lib/prom-histogram';
-import { maxOf, median, minOf } from '../lib/util';
+import { maxOf, median } from '../lib/util';
 import { classFigures, classPlots } from './s7-classes';
 import { details } from './s7-details';
 import { analysis } from './s7-analysis';
@@ -81,15 +81,8 @@ export function summarize(
   run: RunInfo,
 ): ScenarioResult {
   const row: Row = (name, xs, target, unit, ok) => ({
-    scenario: 7,
-    name,
-    target,
-    unit,
-    median: median(xs),
-    min: minOf(xs),
-    max: maxOf(xs),
     // A --quick point is shorter than the cold-start transient: no verdict on it.
-    verdict: run.quick ? 'n/a' : verdict(ok),
+    ...figureOver(7, name, xs, target, unit, run.quick ? 'n/a' : verdict(ok)),
     note:
       run.quick && ok !== null
         ? 'no verdict in --quick: points shorter than the start-up transient'
