@@ -3,7 +3,7 @@ import { OVERLOAD_MESSAGE } from '@sluice/contracts';
 import { ServiceOverloadedError } from '../../admission/errors/service-overloaded.error';
 import { OBJECTIVE_MISSED } from '../../admission/refusal';
 import { ModelNotFoundError, NoWorkersAvailableError } from '../errors/model-unavailable.error';
-import { FrontendConfig, FrontendConfigValues } from '../../config/frontend-config';
+import { FrontendConfigValues } from '../../config/frontend-config';
 import { PriorityClass } from '../../config/priority';
 import { RequestMetricsService } from '../../request-metrics/request-metrics.service';
 import { WorkerRegistry } from '../../worker-monitor/worker-registry.service';
@@ -11,8 +11,7 @@ import { ThresholdsService } from '../../thresholds/thresholds.service';
 import { Lease, RouterService } from './router.service';
 import { TtftPredictor } from '../../ttft-prediction/ttft-predictor.service';
 import { WorkerTraffic } from './worker-traffic';
-
-const M = 'm';
+import { M, routingFixture, RoutingFixture } from './routing.fixture';
 
 describe('RouterService', () => {
   let registry: WorkerRegistry;
@@ -24,26 +23,15 @@ describe('RouterService', () => {
   let predictor: TtftPredictor;
   const signal = new AbortController();
 
+  let report: RoutingFixture['report'];
+
+  /** The router over the shared fixture (routing.fixture.ts): real registry, thresholds, traffic. */
   const build = (over: FrontendConfigValues = {}): void => {
-    const config = new FrontendConfig({
-      admissionControl: 'token-capacity',
-      thresholds: {
-        activeDecodeBlocks: 0.9,
-        activePrefillTokens: null,
-        activePrefillTokensFrac: null,
-      },
-      routerQueueThreshold: 1,
-      routerQueueMaxDepth: 2,
-      routerQueueTimeoutMs: 5000,
-      ...over,
-    });
-    thresholds = new ThresholdsService(config);
-    registry = new WorkerRegistry(config, thresholds);
+    const fx = routingFixture(over);
+    ({ thresholds, registry, traffic, predictor, report } = fx);
     queued = { inc: jest.fn(), dec: jest.fn() };
-    traffic = new WorkerTraffic();
-    predictor = new TtftPredictor(registry);
     sut = new RouterService(
-      config,
+      fx.config,
       registry,
       { queued, wouldReject } as unknown as RequestMetricsService,
       traffic,
@@ -51,27 +39,6 @@ describe('RouterService', () => {
       predictor,
     );
     sut.onModuleInit();
-  };
-
-  /** A worker with max_num_batched_tokens 100; `used` of 100 KV blocks (busy above 90). */
-  const report = (id: string, used = 0): void => {
-    registry.applyReport(
-      {
-        workerId: id,
-        model: M,
-        endpoint: `http://${id}`,
-        dpRank: 0,
-        dpSize: 1,
-        activeDecodeBlocks: used,
-        kvTotalBlocks: 100,
-        activePrefillTokens: 0,
-        maxNumBatchedTokens: 100,
-        timestampMs: undefined,
-        numRequestsWaiting: undefined,
-        seq: undefined,
-      },
-      Date.now(),
-    );
   };
 
   const lease = (tokens: number, s = signal, c: PriorityClass = 'standard'): Lease => {
