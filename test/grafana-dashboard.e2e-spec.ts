@@ -281,20 +281,26 @@ describe('a running frontend exports every metric the dashboard and the alerts q
     const admitted = await Promise.all([1, 2, 3].map(() => chat(sys.fe.url, { max_tokens: 16 })));
     expect(admitted.map((a) => a.status)).toEqual([200, 200, 200]);
 
-    // A TTFT objective of 1 ms, which no worker meets: each streamed request is refused (an
-    // objective refusal) or, by the sample's draw, admitted as a sample that misses it and adds
-    // its prediction error. Until both have happened; the reports keep the worker alive.
+    // A TTFT objective of 1 ms, which no worker meets. Three streamed requests at once: the first
+    // is explored on the idle worker (docs/operations.md, "TTFT objective"); while it is in
+    // flight the others are refused (an objective refusal) or, by the sample's draw, admitted as
+    // samples that miss it. Every admitted one adds its prediction error. Until a refusal and a
+    // sample have happened; the reports keep the worker alive.
     const objective = await post(`${sys.fe.url}/busy_threshold`, { model: MODEL, ttft_slo_ms: 1 });
     expect(objective.status).toBe(200);
     const counted = async (name: string, labels: Record<string, string>): Promise<number> =>
       (await metricValue(sys.fe.url, name, { model: MODEL, ...labels })) ?? 0;
     const statuses = new Set<number>();
+    let admittedUnderObjective = 0;
     await waitFor(
       async () => {
         await publish();
-        const res = await openStream(sys.fe.url, 2);
-        await res.text();
-        statuses.add(res.status);
+        const all = await Promise.all([1, 2, 3].map(() => openStream(sys.fe.url, 2)));
+        for (const res of all) {
+          await res.text();
+          statuses.add(res.status);
+          if (res.status === 200) admittedUnderObjective++;
+        }
         const refused = await counted('sluice_frontend_slo_rejection_total', {
           priority: 'standard',
         });
@@ -306,7 +312,7 @@ describe('a running frontend exports every metric the dashboard and the alerts q
     );
     expect([...statuses].sort()).toEqual([200, 503]);
     expect(await counted('sluice_frontend_ttft_prediction_error_seconds_count', {})).toBe(
-      await counted('sluice_frontend_slo_sample_total', { outcome: 'missed' }),
+      admittedUnderObjective,
     );
 
     const exported = sampleNames(await (await fetch(`${sys.fe.url}/metrics`)).text());

@@ -31,6 +31,51 @@ async function streamed(
   return { status: res.status, text: await res.text(), worker: res.headers.get(WORKER_HEADER) };
 }
 
+/**
+ * A streamed request left waiting for its first token on a worker slowed to a crawl: while it
+ * waits, the objective's gate cannot explore that worker (docs/operations.md, "TTFT objective").
+ * `stop` aborts it.
+ */
+function holdInPrefill(base: string): { stop: () => void } {
+  const abort = new AbortController();
+  fetch(`${base}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'Hold on' }],
+      max_tokens: 2,
+      stream: true,
+    }),
+    signal: abort.signal,
+  }).then(
+    (res) => res.body?.cancel().catch(() => undefined),
+    () => undefined,
+  );
+  return { stop: () => abort.abort() };
+}
+
+/** 500×: one engine step takes seconds, so a request stays waiting for its first token. */
+const CRAWL = 0.002;
+
+const setSpeedup = async (url: string, speedup: number): Promise<void> => {
+  const res = await fetch(`${url}/sim/speedup`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ speedup }),
+  });
+  expect(res.status).toBe(200);
+};
+
+/** Until this frontend has exactly `n` requests of the model in flight. */
+const inflight = (base: string, n: number): Promise<unknown> =>
+  waitFor(
+    async () =>
+      ((await metricValue(base, 'dynamo_frontend_inflight_requests', { model: MODEL })) ?? 0) === n,
+    `${n} requests in flight`,
+    SETTLED_MS,
+  );
+
 async function workers(base: string): Promise<WorkerView[]> {
   const status = (await (await fetch(`${base}/ui/status.json`)).json()) as {
     models: Array<{ workers: WorkerView[] }>;
@@ -100,8 +145,17 @@ describe('TTFT objective: routing to the lowest prediction, refusing what cannot
       }),
     ).toBe(errorsBefore + 6);
 
-    // 1 ms: no worker can meet it.
+    // 1 ms: no worker can meet it. A would-be refusal is still explored on a worker with nothing
+    // of this frontend's waiting for its first token: with both crawling, the first request on
+    // each is explored and stays in prefill; from then on every request is refused.
     expect((await setObjective(1)).status).toBe(200);
+    await setSpeedup(sys.workers[0].url, CRAWL);
+    await setSpeedup(slowWorker().url, CRAWL);
+    await inflight(sys.fe.url, 0);
+    const explored = [holdInPrefill(sys.fe.url)];
+    await inflight(sys.fe.url, 1);
+    explored.push(holdInPrefill(sys.fe.url));
+    await inflight(sys.fe.url, 2);
     const labels = { model: MODEL, endpoint: 'chat_completions', priority: 'standard' };
     const sloBefore = await metric(sys.fe.url, 'sluice_frontend_slo_rejection_total', labels);
     const rejectedBefore = await metric(sys.fe.url, 'dynamo_frontend_model_rejection_total', {
@@ -132,6 +186,9 @@ describe('TTFT objective: routing to the lowest prediction, refusing what cannot
         endpoint: 'chat_completions',
       }),
     ).toBe(rejectedBefore + 4);
+    for (const e of explored) e.stop();
+    await setSpeedup(sys.workers[0].url, 1);
+    await setSpeedup(slowWorker().url, 0.05);
 
     // Cleared: no objective, everything admitted again.
     expect((await setObjective(null)).status).toBe(200);
@@ -178,9 +235,25 @@ describe('TTFT objective: the sample of would-be refusals, and the per-model key
   const missed = () =>
     metric(sys.fe.url, 'sluice_frontend_slo_sample_total', { model: MODEL, outcome: 'missed' });
 
+  /**
+   * `n` streamed requests sent while another waits for its first token on the crawling worker.
+   * That first one is explored, not sampled (the worker is idle); the `n` are would-be refusals.
+   */
+  async function whileExplored(n: number): Promise<Array<{ status: number }>> {
+    await setSpeedup(sys.worker.url, CRAWL);
+    await inflight(sys.fe.url, 0);
+    const explored = holdInPrefill(sys.fe.url);
+    await inflight(sys.fe.url, 1);
+    const sent = Array.from({ length: n }, () => streamed(sys.fe.url));
+    await inflight(sys.fe.url, n + 1);
+    explored.stop();
+    await setSpeedup(sys.worker.url, 1);
+    return Promise.all(sent);
+  }
+
   it('admits the sampled would-be refusals and counts whether they met the objective', async () => {
     const before = await missed();
-    for (let i = 0; i < 3; i++) expect((await streamed(sys.fe.url)).status).toBe(200);
+    for (const r of await whileExplored(3)) expect(r.status).toBe(200);
     expect(await missed()).toBe(before + 3);
     expect(
       await metric(sys.fe.url, 'sluice_frontend_slo_sample_total', {
@@ -209,7 +282,7 @@ describe('TTFT objective: the sample of would-be refusals, and the per-model key
 
     const cleared = await post(`${sys.fe.url}/busy_threshold`, { model: MODEL, ttft_slo_ms: null });
     expect(cleared.json).toMatchObject({ ttft_slo_ms: 1 });
-    expect((await streamed(sys.fe.url)).status).toBe(200);
+    expect((await whileExplored(1)).map((r) => r.status)).toEqual([200]);
     expect(await missed()).toBe(before + 1);
   });
 });

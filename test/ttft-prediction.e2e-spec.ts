@@ -14,7 +14,9 @@ interface Prediction {
   basis: 'seed' | 'learned';
   base_ms: number;
   ms_per_1k_tokens: number;
+  ms_at_full_kv: number;
   tokens_ahead: number;
+  kv_usage: number;
   observations: number;
 }
 
@@ -41,9 +43,11 @@ describe('TTFT prediction of a worker that slows down mid-run', () => {
     return worker.ttft_prediction;
   }
 
-  /** What the model predicts for this test's prompt: a + b × (tokens ahead + prompt) / 1000. */
+  /** What the model predicts for this test's prompt: a + b × (tokens ahead + prompt) / 1000 + c × k. */
   const forPrompt = (p: Prediction): number =>
-    p.base_ms + (p.ms_per_1k_tokens * (p.tokens_ahead + PROMPT_TOKENS)) / 1000;
+    p.base_ms +
+    (p.ms_per_1k_tokens * (p.tokens_ahead + PROMPT_TOKENS)) / 1000 +
+    p.ms_at_full_kv * p.kv_usage;
 
   /** One streamed request, read to its end; answers its time to first token at the client. */
   async function streamed(): Promise<number> {

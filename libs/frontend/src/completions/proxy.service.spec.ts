@@ -17,6 +17,7 @@ function leaseOf(w: WorkerEntry): Lease & { firstToken: jest.Mock; release: jest
   return {
     worker: w,
     tokensAhead: 0,
+    kvUsage: 0,
     leasedAtMs: 0,
     objective: null,
     firstToken: jest.fn(),

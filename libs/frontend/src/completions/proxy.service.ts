@@ -353,7 +353,13 @@ export class ProxyService {
     lease.firstToken();
     this.metrics.firstByte(x.model, (now - x.startedMs) / 1000);
     const ttftMs = now - lease.leasedAtMs;
-    this.predictor.observe(lease.worker.id, x.promptTokens, lease.tokensAhead, ttftMs);
+    this.predictor.observe(
+      lease.worker.id,
+      x.promptTokens,
+      lease.tokensAhead,
+      lease.kvUsage,
+      ttftMs,
+    );
     if (lease.objective !== null) {
       this.metrics.predictionError(x.model, Math.abs(lease.objective.predictedMs - ttftMs) / 1000);
     }

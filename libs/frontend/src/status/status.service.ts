@@ -107,7 +107,9 @@ export class StatusService {
       basis: view.basis,
       base_ms: view.baseMs,
       ms_per_1k_tokens: view.msPerUnit,
+      ms_at_full_kv: view.msAtFullKv,
       tokens_ahead: view.tokensAhead,
+      kv_usage: view.kvUsage,
       observations: view.observations,
     };
   }

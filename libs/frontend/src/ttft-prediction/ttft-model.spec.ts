@@ -1,6 +1,7 @@
 import {
   DEFAULT_BATCH_TOKENS,
   SEED_FIRST_STEP_MS,
+  SEED_FULL_KV_MS,
   SEED_FULL_STEP_MS,
   seedFit,
   SHIFT_RUN,
@@ -20,10 +21,20 @@ function prng(seed: number): () => number {
   };
 }
 
-/** The simulated worker: 20 ms on an idle worker plus 30 ms per 1000 tokens, times its slowness. */
-const truth = (slowness: number, u: number): number => slowness * (20 + 30 * u);
+/**
+ * The simulated worker: 20 ms on an idle worker plus 30 ms per 1000 tokens plus 40 ms at full KV
+ * use, times its slowness.
+ */
+const truth = (slowness: number, u: number, k: number): number => slowness * (20 + 30 * u + 40 * k);
 
 const WITHIN = 0.2;
+
+/**
+ * Explorations after which a fit inflated by overload predicts a calm worker within 20 %, and
+ * the most after which every prediction of the next 20 is (docs/operations.md, "TTFT objective").
+ */
+const LOCKUP_RECOVERY = SHIFT_RUN + 1;
+const LOCKUP_SETTLED = 35;
 const within = (predicted: number, actual: number): boolean =>
   Math.abs(predicted - actual) / actual <= WITHIN;
 
@@ -37,7 +48,7 @@ interface Run {
 
 /**
  * Requests observed at the new speed after which every prediction (of the next 20 requests, each
- * with 0 to 4000 tokens of work) is within 20 % of the true TTFT.
+ * with 0 to 4000 tokens of work and 0 to 100 % KV use) is within 20 % of the true TTFT.
  */
 function requestsToAdapt({ k, jitter, seed }: Run): number {
   const rnd = prng(seed);
@@ -45,13 +56,15 @@ function requestsToAdapt({ k, jitter, seed }: Run): number {
   const noisy = (t: number): number => t * (1 + jitter * (2 * rnd() - 1));
   for (let i = 0; i < 100; i++) {
     const u = rnd() * 4;
-    sut.observe(u, noisy(truth(1, u)));
+    const kv = rnd();
+    sut.observe(u, kv, noisy(truth(1, u, kv)));
   }
   const ok: boolean[] = [];
   for (let i = 0; i < 80; i++) {
     const u = rnd() * 4;
-    ok.push(within(sut.predict(u), truth(k, u)));
-    sut.observe(u, noisy(truth(k, u)));
+    const kv = rnd();
+    ok.push(within(sut.predict(u, kv), truth(k, u, kv)));
+    sut.observe(u, kv, noisy(truth(k, u, kv)));
   }
   const n = ok.findIndex((_, i) => ok.slice(i, i + 20).every(Boolean));
   return n === -1 ? Infinity : n;
@@ -68,11 +81,13 @@ describe('TtftModel', () => {
   it('starts from the seed: one first step plus a full step per max_num_batched_tokens', () => {
     const sut = new TtftModel(seedFit(4096));
     expect(sut.observations).toBe(0);
-    expect(sut.predict(0)).toBe(SEED_FIRST_STEP_MS);
+    expect(sut.predict(0, 0)).toBe(SEED_FIRST_STEP_MS);
     // 8192 tokens of work at 4096 per step: two full steps after the first.
-    expect(sut.predict(workUnits(8000, 192))).toBeCloseTo(
+    expect(sut.predict(workUnits(8000, 192), 0)).toBeCloseTo(
       SEED_FIRST_STEP_MS + 2 * SEED_FULL_STEP_MS,
     );
+    // A full KV cache: one decode step over it on top.
+    expect(sut.predict(0, 1)).toBe(SEED_FIRST_STEP_MS + SEED_FULL_KV_MS);
     // No budget reported: the default one.
     expect(seedFit(undefined).msPerUnit).toBe(
       (SEED_FULL_STEP_MS * TOKEN_UNIT) / DEFAULT_BATCH_TOKENS,
@@ -85,14 +100,17 @@ describe('TtftModel', () => {
     const misses: number[] = [];
     for (let i = 0; i < 40; i++) {
       const u = rnd() * 4;
-      if (!within(sut.predict(u), truth(3, u))) misses.push(i);
-      sut.observe(u, truth(3, u));
+      const kv = rnd();
+      if (!within(sut.predict(u, kv), truth(3, u, kv))) misses.push(i);
+      sut.observe(u, kv, truth(3, u, kv));
     }
-    // The seed is off (60 ms + 90 ms/1000 tokens against 20 + 12.2): only the first few miss.
+    // The seed is off (60 ms + 90 ms/1000 tokens + 120 ms at full KV against 20 + 12.2 + 34):
+    // only the first few miss.
     expect(misses[0]).toBe(0);
     expect(Math.max(...misses)).toBeLessThan(4);
     expect(sut.fit.baseMs).toBeCloseTo(60, 0);
     expect(sut.fit.msPerUnit).toBeCloseTo(90, 0);
+    expect(sut.fit.msAtFullKv).toBeCloseTo(120, 0);
     expect(sut.observations).toBe(40);
   });
 
@@ -101,9 +119,12 @@ describe('TtftModel', () => {
     const sut = new TtftModel(seedFit(DEFAULT_BATCH_TOKENS));
     for (let i = 0; i < 200; i++) {
       const u = rnd() * 4;
-      sut.observe(u, truth(1, u) * (1 + 0.1 * (2 * rnd() - 1)));
+      const kv = rnd();
+      sut.observe(u, kv, truth(1, u, kv) * (1 + 0.1 * (2 * rnd() - 1)));
     }
-    for (const u of [0, 1, 2, 4]) expect(within(sut.predict(u), truth(1, u))).toBe(true);
+    for (const u of [0, 1, 2, 4]) {
+      for (const kv of [0, 0.5, 1]) expect(within(sut.predict(u, kv), truth(1, u, kv))).toBe(true);
+    }
   });
 
   it('one stalled request does not swing the fit', () => {
@@ -111,34 +132,83 @@ describe('TtftModel', () => {
     const sut = new TtftModel(seedFit(DEFAULT_BATCH_TOKENS));
     for (let i = 0; i < 100; i++) {
       const u = rnd() * 4;
-      sut.observe(u, truth(1, u));
+      const kv = rnd();
+      sut.observe(u, kv, truth(1, u, kv));
     }
-    sut.observe(1, 5000); // a 5 s stall, 100 times the usual
-    for (const u of [0.5, 2, 4]) expect(within(sut.predict(u), truth(1, u))).toBe(true);
+    sut.observe(1, 0.5, 5000); // a 5 s stall, 70 times the usual
+    for (const u of [0.5, 2, 4]) {
+      for (const kv of [0, 1]) expect(within(sut.predict(u, kv), truth(1, u, kv))).toBe(true);
+    }
   });
 
   // The figure docs/architecture.md states ("TTFT prediction"): a worker whose speed changes by
-  // 2× or more either way is predicted within 20 % from the request after the SHIFT_RUN-th (3rd).
+  // 2× or more either way is predicted within 20 % from the request after the SHIFT_RUN-th (3rd);
+  // with ±10 % jitter in the median run, and at worst after 10 (a fit of three parameters from
+  // about 20 noisy requests is off by more than 20 % somewhere in the range now and then).
   it.each([10, 4, 2, 0.5, 0.25])(
     'adapts to a worker whose TTFT changes %p× within SHIFT_RUN requests, with 10 %% jitter',
     (k) => {
       expect(adaptation(k, 0)).toEqual({ median: SHIFT_RUN, max: SHIFT_RUN });
-      expect(adaptation(k, 0.1)).toEqual({ median: SHIFT_RUN, max: SHIFT_RUN });
+      const { median, max } = adaptation(k, 0.1);
+      expect(median).toBe(SHIFT_RUN);
+      expect(max).toBeLessThanOrEqual(10);
     },
   );
 
   // Smaller changes do not trip the shift rule every time and are followed by forgetting.
-  it.each([1.5, 1.25, 0.8])('follows a %p× change by forgetting within 30 requests', (k) => {
+  it.each([1.5, 1.25, 0.8])('follows a %p× change by forgetting within 35 requests', (k) => {
     const { median, max } = adaptation(k, 0.1);
-    expect(median).toBeLessThanOrEqual(7);
-    expect(max).toBeLessThanOrEqual(30);
+    expect(median).toBeLessThanOrEqual(10);
+    expect(max).toBeLessThanOrEqual(35);
+  });
+
+  // The gate's exploration (docs/operations.md, "TTFT objective"): a fit inflated by overload
+  // (TTFT then includes waiting for KV room, which u and k do not explain) must come down from
+  // the requests the gate lets through once load has fallen — each alone on its worker, so u is
+  // its own prompt only (0–500 tokens), and KV use is what is left of the overload (0–30 %).
+  it('comes down from a base inflated to 1000 ms within SHIFT_RUN + 1 explorations', () => {
+    const runs = Array.from({ length: 200 }, (_, seed) => {
+      const rnd = prng(seed + 1);
+      const sut = new TtftModel(seedFit(DEFAULT_BATCH_TOKENS));
+      const calm = (u: number, kv: number): number => 50 + 30 * u + 40 * kv;
+      for (let i = 0; i < 100; i++) {
+        const u = rnd() * 4;
+        const kv = rnd();
+        sut.observe(u, kv, (1000 + 30 * u + 40 * kv) * (1 + 0.1 * (2 * rnd() - 1)));
+      }
+      const inflated = sut.fit.baseMs;
+      const ok: boolean[] = [];
+      for (let i = 0; i < 60; i++) {
+        const u = rnd() * 0.5;
+        const kv = rnd() * 0.3;
+        ok.push(within(sut.predict(u, kv), calm(u, kv)));
+        sut.observe(u, kv, calm(u, kv) * (1 + 0.1 * (2 * rnd() - 1)));
+      }
+      return {
+        inflated,
+        first: ok.indexOf(true),
+        settled: ok.findIndex((_, i) => ok.slice(i, i + 20).every(Boolean)),
+      };
+    });
+    for (const { inflated } of runs) expect(inflated).toBeGreaterThan(900);
+    // The first prediction within 20 % comes after SHIFT_RUN explorations in the median run, and
+    // one more at worst (a stray inside the run) ...
+    const first = runs.map((r) => r.first).sort((x, y) => x - y);
+    expect(first[100]).toBe(SHIFT_RUN);
+    expect(first[199]).toBe(LOCKUP_RECOVERY);
+    // ... and from then on it stays there (the next 20 all within) in most runs; in the others
+    // b and c, scaled down with a, are relearned from the narrow range explorations cover.
+    const settled = runs.map((r) => r.settled).sort((x, y) => x - y);
+    expect(settled[100]).toBe(SHIFT_RUN);
+    expect(settled[199]).toBeLessThanOrEqual(LOCKUP_SETTLED);
   });
 
   it('ignores observations that cannot be times', () => {
     const sut = new TtftModel(seedFit(DEFAULT_BATCH_TOKENS));
-    sut.observe(Number.NaN, 10);
-    sut.observe(1, -1);
-    sut.observe(1, Number.POSITIVE_INFINITY);
+    sut.observe(Number.NaN, 0, 10);
+    sut.observe(1, Number.NaN, 10);
+    sut.observe(1, 0, -1);
+    sut.observe(1, 0, Number.POSITIVE_INFINITY);
     expect(sut.observations).toBe(0);
     expect(sut.fit).toEqual(seedFit(DEFAULT_BATCH_TOKENS));
   });

@@ -1,12 +1,17 @@
 /**
  * The time-to-first-token model of one worker (docs/architecture.md, "TTFT prediction"):
  *
- *     TTFT ≈ a + b × u,   u = (tokens ahead + own prompt tokens) / TOKEN_UNIT
+ *     TTFT ≈ a + b × u + c × k,   u = (tokens ahead + own prompt tokens) / TOKEN_UNIT,
+ *                                 k = the worker's KV usage 0..1 (WorkerEntry.judgedKvUsage)
  *
  * An engine with chunked prefill works through the prompt tokens queued before a request, then
  * the request's own, at about one step per `max_num_batched_tokens`; `a` is what a request pays
  * on an idle worker (the step it joins, the round trip), `b` the time per TOKEN_UNIT tokens to
- * prefill. Both are fitted online by recursive least squares with exponential forgetting, so a
+ * prefill, `c` what a worker whose KV cache is full adds: every step it joins also decodes the
+ * running batch, and a step over a full cache is slower (and a full cache makes new requests
+ * wait for room). u counts only prompts not yet prefilled; k sees the requests that are past
+ * their first token and still decoding, so a worker holding many of them is not taken for idle.
+ * All three are fitted online by recursive least squares with exponential forgetting, so a
  * worker that changes speed is followed; every constant is below.
  */
 
@@ -22,6 +27,14 @@ export const SEED_FIRST_STEP_MS = 20;
  * timing model takes 169 ms at `--speedup 1`). Observations replace it from the first request on.
  */
 export const SEED_FULL_STEP_MS = 100;
+
+/**
+ * Seed of `c`: one decode step over a full KV cache, the order of what a request joining such a
+ * worker waits for on top of an idle one (the simulated worker's timing model,
+ * libs/sim-worker/src/engine/step-timing.ts: `decodeStepMs(1)` ≈ 34 ms at `--speedup 1`).
+ * Observations replace it as the worker's KV use varies.
+ */
+export const SEED_FULL_KV_MS = 34;
 
 /**
  * Prompt tokens one step prefills per rank when the worker reports no `max_num_batched_tokens`:
@@ -55,33 +68,39 @@ export const CLIP_FLOOR_MS = 1;
 
 /**
  * A shift of speed: SHIFT_RUN observations in a row that miss their prediction by more than
- * SHIFT_TOLERANCE (relative), all in the same direction. The fit as it was before the run is
- * then scaled at once by the median of their ratios to its predictions (a slower or faster
- * worker scales every time alike; the median ignores one stray), instead of forgetting its way
- * there over tens of requests.
+ * SHIFT_TOLERANCE (relative), all in the same direction. The fit (held as it was while the run
+ * lasted) is then scaled at once — all three parameters — by the median of their ratios to its
+ * predictions (a slower or faster worker scales every time alike; the median ignores one stray),
+ * instead of forgetting its way there over tens of requests.
  */
 export const SHIFT_TOLERANCE = 0.3;
 export const SHIFT_RUN = 3;
 
-/** The fitted parameters: TTFT ≈ `baseMs` + `msPerUnit` × u. */
+/** The fitted parameters: TTFT ≈ `baseMs` + `msPerUnit` × u + `msAtFullKv` × k. */
 export interface TtftFit {
   readonly baseMs: number;
   readonly msPerUnit: number;
+  readonly msAtFullKv: number;
+}
+
+/** `b` of the seed of a worker that steps `batchTokens` prompt tokens per rank. */
+function seedMsPerUnit(batchTokens: number | undefined): number {
+  const budget = batchTokens !== undefined && batchTokens > 0 ? batchTokens : DEFAULT_BATCH_TOKENS;
+  return (SEED_FULL_STEP_MS * TOKEN_UNIT) / budget;
 }
 
 /** The seed of a worker that steps `batchTokens` prompt tokens per rank. */
 export function seedFit(batchTokens: number | undefined): TtftFit {
-  const budget = batchTokens !== undefined && batchTokens > 0 ? batchTokens : DEFAULT_BATCH_TOKENS;
   return {
     baseMs: SEED_FIRST_STEP_MS,
-    msPerUnit: (SEED_FULL_STEP_MS * TOKEN_UNIT) / budget,
+    msPerUnit: seedMsPerUnit(batchTokens),
+    msAtFullKv: SEED_FULL_KV_MS,
   };
 }
 
-/** What the seed of a worker that steps `batchTokens` predicts for `u`; the same as seedFit's. */
-export function seedPredictMs(batchTokens: number | undefined, u: number): number {
-  const budget = batchTokens !== undefined && batchTokens > 0 ? batchTokens : DEFAULT_BATCH_TOKENS;
-  return SEED_FIRST_STEP_MS + ((SEED_FULL_STEP_MS * TOKEN_UNIT) / budget) * u;
+/** What the seed of a worker that steps `batchTokens` predicts for `u` and `k`; as seedFit's. */
+export function seedPredictMs(batchTokens: number | undefined, u: number, k: number): number {
+  return SEED_FIRST_STEP_MS + seedMsPerUnit(batchTokens) * u + SEED_FULL_KV_MS * k;
 }
 
 /** u of the model: the tokens a request waits for, itself included, in TOKEN_UNITs. */
@@ -89,24 +108,31 @@ export function workUnits(tokensAhead: number, promptTokens: number): number {
   return Math.max(0, tokensAhead + promptTokens) / TOKEN_UNIT;
 }
 
-/** One worker's fit: two parameters, their 2×2 covariance, and the run the shift rule watches. */
+/** Parameters of the fit: a, b, c. */
+const N = 3;
+
+/**
+ * One worker's fit: three parameters, their 3×3 covariance, and the run the shift rule watches.
+ * Predicting allocates nothing; an observation allocates only for the shift rule's run.
+ */
 export class TtftModel {
-  private a: number;
-  private b: number;
-  // P = [[p00, p01], [p01, p11]], symmetric.
-  private p00 = SEED_COVARIANCE;
-  private p01 = 0;
-  private p11 = SEED_COVARIANCE;
-  /** Observations of the current run of misses in one direction: [u, ttftMs] pairs. */
-  private run: Array<readonly [number, number]> = [];
+  /** θ = [a, b, c]. */
+  private readonly theta = new Float64Array(N);
+  /** P, row-major and kept symmetric. */
+  private readonly p = new Float64Array(N * N);
+  /** Scratch for φ and P φ of one update. */
+  private readonly phi = new Float64Array(N);
+  private readonly pf = new Float64Array(N);
+  /** Observations of the current run of misses in one direction: [u, k, ttftMs]. */
+  private run: Array<readonly [number, number, number]> = [];
   private runSign = 0;
-  private runStart: TtftFit;
   private n = 0;
 
   constructor(seed: TtftFit) {
-    this.a = seed.baseMs;
-    this.b = seed.msPerUnit;
-    this.runStart = seed;
+    this.theta[0] = seed.baseMs;
+    this.theta[1] = seed.msPerUnit;
+    this.theta[2] = seed.msAtFullKv;
+    for (let i = 0; i < N; i++) this.p[i * N + i] = SEED_COVARIANCE;
   }
 
   get observations(): number {
@@ -114,75 +140,98 @@ export class TtftModel {
   }
 
   get fit(): TtftFit {
-    return { baseMs: this.a, msPerUnit: this.b };
+    return { baseMs: this.theta[0], msPerUnit: this.theta[1], msAtFullKv: this.theta[2] };
   }
 
-  predict(u: number): number {
-    return this.a + this.b * u;
+  predict(u: number, k: number): number {
+    return this.theta[0] + this.theta[1] * u + this.theta[2] * k;
   }
 
-  observe(u: number, ttftMs: number): void {
-    if (!Number.isFinite(u) || !Number.isFinite(ttftMs) || u < 0 || ttftMs < 0) return;
-    if (this.n > 0) this.watchForShift(u, ttftMs);
-    this.update(u, ttftMs);
+  observe(u: number, k: number, ttftMs: number): void {
+    if (![u, k, ttftMs].every(Number.isFinite) || u < 0 || k < 0 || ttftMs < 0) return;
+    // The first N observations determine the fit (no clip, no shift rule: nothing to protect yet).
+    if (this.n < N) this.update(u, k, ttftMs);
+    else this.watchForShift(u, k, ttftMs);
     this.n++;
   }
 
-  /** One step of recursive least squares with forgetting, φ = [1, u]. */
-  private update(u: number, y: number): void {
-    const predicted = this.predict(u);
+  /** One step of recursive least squares with forgetting, φ = [1, u, k]. */
+  private update(u: number, k: number, y: number): void {
+    const { theta, p, phi, pf } = this;
+    const predicted = this.predict(u, k);
     let e = y - predicted;
-    if (this.n > 0) {
+    if (this.n >= N) {
       const clip = INNOVATION_CLIP * Math.max(predicted, CLIP_FLOOR_MS);
       e = Math.max(-clip, Math.min(clip, e));
     }
-    // k = P φ / (λ + φᵀ P φ)
-    const pf0 = this.p00 + this.p01 * u;
-    const pf1 = this.p01 + this.p11 * u;
-    const denom = FORGETTING + pf0 + pf1 * u;
-    const k0 = pf0 / denom;
-    const k1 = pf1 / denom;
-    this.a = Math.max(0, this.a + k0 * e);
-    this.b = Math.max(0, this.b + k1 * e);
-    // P = (P − k φᵀ P) / λ, where φᵀ P = (P φ)ᵀ
-    let p00 = (this.p00 - k0 * pf0) / FORGETTING;
-    let p01 = (this.p01 - k0 * pf1) / FORGETTING;
-    let p11 = (this.p11 - k1 * pf1) / FORGETTING;
-    const trace = p00 + p11;
-    if (trace > 2 * SEED_COVARIANCE) {
-      const f = (2 * SEED_COVARIANCE) / trace;
-      p00 *= f;
-      p01 *= f;
-      p11 *= f;
+    phi[0] = 1;
+    phi[1] = u;
+    phi[2] = k;
+    // gain = P φ / (λ + φᵀ P φ)
+    let denom = FORGETTING;
+    for (let i = 0; i < N; i++) {
+      let s = 0;
+      for (let j = 0; j < N; j++) s += p[i * N + j] * phi[j];
+      pf[i] = s;
+      denom += phi[i] * s;
     }
-    this.p00 = p00;
-    this.p01 = p01;
-    this.p11 = p11;
+    for (let i = 0; i < N; i++) theta[i] = Math.max(0, theta[i] + (pf[i] / denom) * e);
+    // P = (P − gain (P φ)ᵀ) / λ, bounded to a trace of SEED_COVARIANCE per parameter.
+    let trace = 0;
+    for (let i = 0; i < N; i++) {
+      for (let j = 0; j < N; j++)
+        p[i * N + j] = (p[i * N + j] - (pf[i] * pf[j]) / denom) / FORGETTING;
+      trace += p[i * N + i];
+    }
+    if (trace > N * SEED_COVARIANCE) {
+      const f = (N * SEED_COVARIANCE) / trace;
+      for (let i = 0; i < N * N; i++) p[i] *= f;
+    }
   }
 
-  private watchForShift(u: number, y: number): void {
-    const predicted = this.predict(u);
-    const miss = predicted > 0 ? (y - predicted) / predicted : 0;
-    const sign = Math.abs(miss) > SHIFT_TOLERANCE ? Math.sign(miss) : 0;
-    if (sign === 0 || sign !== this.runSign) {
-      this.run = [];
-      // The fit as it was before the run: the run's own (clipped) updates bend its shape.
-      this.runStart = { baseMs: this.a, msPerUnit: this.b };
+  /**
+   * An observation once the fit is determined: an ordinary update, unless it misses by more than
+   * SHIFT_TOLERANCE. Such a miss is held back with the run it starts or continues, so that the
+   * run's clipped updates do not bend the fit it will scale; a run that breaks off is applied
+   * then, as ordinary (clipped) updates, and one that reaches SHIFT_RUN scales the fit first.
+   */
+  private watchForShift(u: number, k: number, y: number): void {
+    let sign = this.missSign(u, k, y);
+    if (sign !== this.runSign && this.run.length > 0) {
+      this.applyRun();
+      sign = this.missSign(u, k, y);
+    }
+    if (sign === 0) {
+      this.update(u, k, y);
+      return;
     }
     this.runSign = sign;
-    if (sign === 0) return;
-    this.run.push([u, y]);
+    this.run.push([u, k, y]);
     if (this.run.length < SHIFT_RUN) return;
-    const { baseMs, msPerUnit } = this.runStart;
     // Both sides at least the clip floor: a zero observation or fit cannot make a ratio 0 or ∞.
-    const ratios = this.run.map(
-      ([ru, ry]) => Math.max(ry, CLIP_FLOOR_MS) / Math.max(baseMs + msPerUnit * ru, CLIP_FLOOR_MS),
+    const scale = median(
+      this.run.map(
+        ([ru, rk, ry]) =>
+          Math.max(ry, CLIP_FLOOR_MS) / Math.max(this.predict(ru, rk), CLIP_FLOOR_MS),
+      ),
     );
-    const scale = median(ratios);
-    this.a = baseMs * scale;
-    this.b = msPerUnit * scale;
+    for (let i = 0; i < N; i++) this.theta[i] *= scale;
+    this.applyRun();
+  }
+
+  /** -1 or 1: the observation misses its prediction by more than SHIFT_TOLERANCE that way; else 0. */
+  private missSign(u: number, k: number, y: number): number {
+    const predicted = this.predict(u, k);
+    const miss = predicted > 0 ? (y - predicted) / predicted : 0;
+    return Math.abs(miss) > SHIFT_TOLERANCE ? Math.sign(miss) : 0;
+  }
+
+  /** The held run's observations, applied as ordinary updates; the run ends. */
+  private applyRun(): void {
+    const run = this.run;
     this.run = [];
     this.runSign = 0;
+    for (const [ru, rk, ry] of run) this.update(ru, rk, ry);
   }
 }
 

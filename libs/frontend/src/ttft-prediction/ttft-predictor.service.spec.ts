@@ -3,7 +3,12 @@ import { parsedReport } from '@sluice/testkit';
 import { FrontendConfig } from '../config/frontend-config';
 import { ThresholdsService } from '../thresholds/thresholds.service';
 import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
-import { DEFAULT_BATCH_TOKENS, SEED_FIRST_STEP_MS, SEED_FULL_STEP_MS } from './ttft-model';
+import {
+  DEFAULT_BATCH_TOKENS,
+  SEED_FIRST_STEP_MS,
+  SEED_FULL_KV_MS,
+  SEED_FULL_STEP_MS,
+} from './ttft-model';
 import { TtftPredictor } from './ttft-predictor.service';
 
 describe('TtftPredictor', () => {
@@ -23,7 +28,7 @@ describe('TtftPredictor', () => {
 
   it('predicts nothing for a worker that is not live', () => {
     expect(sut.predict('nobody', 100)).toBeUndefined();
-    sut.observe('nobody', 100, 0, 50); // ignored, no error
+    sut.observe('nobody', 100, 0, 0, 50); // ignored, no error
   });
 
   it('seeds from the reported load and the reported step budget', () => {
@@ -43,20 +48,38 @@ describe('TtftPredictor', () => {
     report('w1', { activePrefillTokens: 1000, maxNumBatchedTokens: 1000 });
     const before = sut.predict('w1', 0)!.ms;
     registry.reserve(worker('w1'), 2000, 0, Date.now());
-    expect(sut.predict('w1', 0)!.ms).toBeCloseTo(before + 2 * SEED_FULL_STEP_MS);
+    // Its 125 KV blocks fill the 100 of the worker's cache as well.
+    expect(sut.predict('w1', 0)!.ms).toBeCloseTo(before + 2 * SEED_FULL_STEP_MS + SEED_FULL_KV_MS);
     expect(sut.view(worker('w1')).tokensAhead).toBe(3000);
+  });
+
+  it('adds the KV usage, reported and reserved since, as a full-KV decode step times it', () => {
+    report('w1', { activeDecodeBlocks: 25, kvTotalBlocks: 100, maxNumBatchedTokens: 1000 });
+    expect(sut.predict('w1', 0)?.ms).toBeCloseTo(SEED_FIRST_STEP_MS + 0.25 * SEED_FULL_KV_MS);
+    // 400 prompt + 400 output tokens reserved: 50 more blocks of 16 tokens.
+    registry.reserve(worker('w1'), 400, 400, Date.now());
+    expect(worker('w1').judgedKvUsage()).toBe(0.75);
+    expect(sut.view(worker('w1')).kvUsage).toBe(0.75);
+    registry.reserve(worker('w1'), 800, 800, Date.now()); // over the cache: counted full
+    expect(worker('w1').judgedKvUsage()).toBe(1);
   });
 
   it('learns from observed answers and says so', () => {
     report('w1', { maxNumBatchedTokens: 8192 });
     for (let i = 0; i < 30; i++) {
       const ahead = (i % 5) * 1000;
-      sut.observe('w1', 500, ahead, 10 + (ahead + 500) * 0.05); // 10 ms + 50 ms per 1000 tokens
+      const kv = (i % 3) / 4;
+      // 10 ms + 50 ms per 1000 tokens + 80 ms at full KV use
+      sut.observe('w1', 500, ahead, kv, 10 + (ahead + 500) * 0.05 + 80 * kv);
     }
     expect(sut.predict('w1', 1500)).toEqual({ ms: expect.closeTo(85, 0), basis: 'learned' });
+    report('w1', { maxNumBatchedTokens: 8192, activeDecodeBlocks: 50 }); // half the KV in use
+    expect(sut.predict('w1', 1500)?.ms).toBeCloseTo(125, 0);
     expect(sut.view(worker('w1'))).toMatchObject({
       baseMs: expect.closeTo(10, 0),
       msPerUnit: expect.closeTo(50, 0),
+      msAtFullKv: expect.closeTo(80, 0),
+      kvUsage: 0.5,
       observations: 30,
       basis: 'learned',
     });
@@ -64,7 +87,7 @@ describe('TtftPredictor', () => {
 
   it('starts again from the seed for a worker that was replaced', () => {
     report('w1');
-    sut.observe('w1', 500, 0, 400);
+    sut.observe('w1', 500, 0, 0, 400);
     expect(sut.predict('w1', 500)?.basis).toBe('learned');
     report('w1', { endpoint: 'http://elsewhere:9001' });
     expect(sut.predict('w1', 500)?.basis).toBe('seed');

@@ -19,6 +19,8 @@ export interface TtftPrediction {
 export interface TtftModelView extends TtftFit, TtftPrediction {
   /** Prompt tokens ahead of a new request now (WorkerEntry.prefillTokensAhead). */
   readonly tokensAhead: number;
+  /** The worker's KV usage now, 0..1 (WorkerEntry.judgedKvUsage). */
+  readonly kvUsage: number;
   readonly observations: number;
 }
 
@@ -42,10 +44,8 @@ export class TtftPredictor {
 
   /** As `predict`, for a worker the caller holds already (no lookup). */
   predictFor(worker: WorkerEntry, promptTokens: number): TtftPrediction {
-    const u = workUnits(worker.prefillTokensAhead(), promptTokens);
-    const model = this.models.get(worker);
-    if (!model) return { ms: new TtftModel(seedOf(worker)).predict(u), basis: 'seed' };
-    return { ms: model.predict(u), basis: 'learned' };
+    const ms = this.predictMs(worker, promptTokens);
+    return { ms, basis: this.models.has(worker) ? 'learned' : 'seed' };
   }
 
   /**
@@ -54,17 +54,25 @@ export class TtftPredictor {
    */
   predictMs(worker: WorkerEntry, promptTokens: number): number {
     const u = workUnits(worker.prefillTokensAhead(), promptTokens);
+    const k = worker.judgedKvUsage();
     const model = this.models.get(worker);
-    if (model) return model.predict(u);
+    if (model) return model.predict(u, k);
     const budget = worker.batchedTokenBudget();
-    return seedPredictMs(budget === undefined ? undefined : budget / worker.dpSize, u);
+    return seedPredictMs(budget === undefined ? undefined : budget / worker.dpSize, u, k);
   }
 
   /**
    * A request of `promptTokens`, sent while `tokensAhead` prompt tokens were ahead of it on the
-   * worker (Lease.tokensAhead), had its first token `ttftMs` after it was sent.
+   * worker and its KV usage was `kvUsage` (Lease.tokensAhead, Lease.kvUsage: the regressors its
+   * prediction used), had its first token `ttftMs` after it was sent.
    */
-  observe(workerId: string, promptTokens: number, tokensAhead: number, ttftMs: number): void {
+  observe(
+    workerId: string,
+    promptTokens: number,
+    tokensAhead: number,
+    kvUsage: number,
+    ttftMs: number,
+  ): void {
     const worker = this.registry.worker(workerId);
     if (!worker) return;
     let model = this.models.get(worker);
@@ -72,7 +80,7 @@ export class TtftPredictor {
       model = new TtftModel(seedOf(worker));
       this.models.set(worker, model);
     }
-    model.observe(workUnits(tokensAhead, promptTokens), ttftMs);
+    model.observe(workUnits(tokensAhead, promptTokens), kvUsage, ttftMs);
   }
 
   /** The model of a worker, for the status page: its fit and what it predicts for an empty prompt. */
@@ -84,6 +92,7 @@ export class TtftPredictor {
       basis,
       ...model.fit,
       tokensAhead: worker.prefillTokensAhead(),
+      kvUsage: worker.judgedKvUsage(),
       observations: model.observations,
     };
   }

@@ -102,6 +102,23 @@ export class WorkerEntry {
     return total / this.ranks.size;
   }
 
+  /**
+   * KV usage of the rank a new request lands on, as admission judges it (0..1): the mean over
+   * the reported ranks of their reported decode blocks plus their share of the reserved ones,
+   * over their KV blocks, at most 1 each (a rank reporting no KV blocks counts 0). What the TTFT
+   * model's k sees; O(1) per rank and allocation-free, as prefillTokensAhead.
+   */
+  judgedKvUsage(): number {
+    if (this.ranks.size === 0) return 0;
+    let total = 0;
+    for (const rank of this.ranks.values()) {
+      if (rank.kvTotalBlocks <= 0) continue;
+      const used = rank.activeDecodeBlocks + rank.reserved.decodeBlocks / this.dpSize;
+      total += Math.min(1, Math.max(0, used / rank.kvTotalBlocks));
+    }
+    return total / this.ranks.size;
+  }
+
   /** Mean KV usage over reported ranks (0..1), used by the least-loaded router. */
   kvUsage(): number {
     let used = 0;

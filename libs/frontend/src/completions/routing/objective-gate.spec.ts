@@ -36,6 +36,10 @@ describe('ObjectiveGate', () => {
     if (!w) throw new Error(`no worker ${id}`);
     return w;
   };
+  /** A request of ours waits for its first token on the worker: it cannot be explored. */
+  const prefilling = (...ids: string[]): void => {
+    for (const id of ids) fx.traffic.of(worker(id)).prefilling = 1;
+  };
   const admitted = (v: Admit | Queue | 'wait' | 'late' | undefined) =>
     v !== undefined && typeof v !== 'string' && 'best' in v
       ? { worker: v.best.worker.id, ms: v.best.ms, objectiveMs: v.objectiveMs, sample: v.sample }
@@ -69,7 +73,7 @@ describe('ObjectiveGate', () => {
   it('admits to the free worker with the lowest prediction when it is within the objective', () => {
     fx.report('w1');
     fx.report('w2');
-    for (let i = 0; i < 5; i++) fx.predictor.observe('w1', 0, 0, 400);
+    for (let i = 0; i < 5; i++) fx.predictor.observe('w1', 0, 0, 0, 400);
     expect(admitted(sut.atArrival(ask(10), 30, 0))).toEqual({
       worker: 'w2',
       ms: 30,
@@ -80,6 +84,7 @@ describe('ObjectiveGate', () => {
 
   it('refuses with the objective refusal when every free worker is predicted over it', () => {
     fx.report('w1');
+    prefilling('w1');
     expect(refusalOf(() => sut.atArrival(ask(11), 30, 0))).toBe(OBJECTIVE_MISSED);
     // Every worker busy for the class, enforcing: the plain busy refusal (no candidate at all).
     fx.report('w1', 95);
@@ -89,6 +94,7 @@ describe('ObjectiveGate', () => {
   it('admits a would-be refusal as a sample with --ttft-slo-sample, by an independent draw', () => {
     build({ ttftSloSample: 0.5 });
     fx.report('w1');
+    prefilling('w1');
     const draw = jest.spyOn(Math, 'random').mockReturnValue(0.4);
     expect(admitted(sut.atArrival(ask(50), 30, 0))).toMatchObject({ ms: 70, sample: true });
     draw.mockReturnValue(0.6);
@@ -98,6 +104,7 @@ describe('ObjectiveGate', () => {
   it('admits a would-be refusal in shadow mode and counts it, unless every worker is busy', () => {
     build({ admissionControl: 'shadow' });
     fx.report('w1');
+    prefilling('w1');
     expect(admitted(sut.atArrival(ask(50), 30, 0))).toMatchObject({ worker: 'w1', sample: false });
     expect(wouldReject).toHaveBeenCalledWith(M, 'chat_completions', 'standard');
     wouldReject.mockClear();
@@ -111,6 +118,50 @@ describe('ObjectiveGate', () => {
     fx.report('w1');
     expect(admitted(sut.atArrival(ask(50), 30, 0))).toMatchObject({ worker: 'w1', ms: 70 });
     expect(wouldReject).not.toHaveBeenCalled();
+  });
+
+  describe('exploration (a would-be refusal on a worker with nothing of ours in prefill)', () => {
+    it('admits to the worker with nothing of ours waiting for its first token instead', () => {
+      fx.report('w1');
+      fx.report('w2');
+      for (let i = 0; i < 5; i++) fx.predictor.observe('w2', 0, 0, 0, 400); // inflated fit
+      prefilling('w1');
+      // w1 31 ms, w2 ~400 ms, both over 30: w2 is the one to explore.
+      const got = admitted(sut.atArrival(ask(11), 30, 0));
+      expect(got).toMatchObject({ worker: 'w2', objectiveMs: 30, sample: false });
+      prefilling('w2'); // one exploration at a time per worker
+      expect(refusalOf(() => sut.atArrival(ask(11), 30, 0))).toBe(OBJECTIVE_MISSED);
+    });
+
+    it('explores the lowest prediction among such workers', () => {
+      fx.report('w1');
+      fx.report('w2');
+      fx.report('w3');
+      for (let i = 0; i < 5; i++) fx.predictor.observe('w2', 0, 0, 0, 400);
+      prefilling('w1');
+      expect(admitted(sut.atArrival(ask(50), 30, 0))).toMatchObject({ worker: 'w3', ms: 70 });
+    });
+
+    it('is not a would-be refusal: no sample drawn, not counted in shadow mode', () => {
+      build({ admissionControl: 'shadow', ttftSloSample: 1 });
+      fx.report('w1');
+      expect(admitted(sut.atArrival(ask(50), 30, 0))).toEqual({
+        worker: 'w1',
+        ms: 70,
+        objectiveMs: 30,
+        sample: false,
+      });
+      expect(wouldReject).not.toHaveBeenCalled();
+    });
+
+    it('explores only workers the router queue leaves eligible', () => {
+      build({ routerQueueThreshold: 1 }, 100);
+      fx.report('w1');
+      fx.traffic.of(worker('w1')).promptTokens = 150; // decoding, not eligible
+      expect(refusalOf(() => sut.atArrival(ask(81), 100, 0))).toBe(OBJECTIVE_MISSED);
+      fx.traffic.of(worker('w1')).promptTokens = 100;
+      expect(admitted(sut.atArrival(ask(81), 100, 0))).toMatchObject({ worker: 'w1', ms: 101 });
+    });
   });
 
   describe('with the router queue', () => {

@@ -3,7 +3,7 @@ import { OVERLOAD_MESSAGE } from '@sluice/contracts';
 import { ServiceOverloadedError } from '../../admission/errors/service-overloaded.error';
 import { OBJECTIVE_MISSED } from '../../admission/refusal';
 import { ModelNotFoundError, NoWorkersAvailableError } from '../errors/model-unavailable.error';
-import { FrontendConfig, FrontendConfigValues } from '../../config/frontend-config';
+import { FrontendConfigValues } from '../../config/frontend-config';
 import { PriorityClass } from '../../config/priority';
 import { RequestMetricsService } from '../../request-metrics/request-metrics.service';
 import { WorkerRegistry } from '../../worker-monitor/worker-registry.service';
@@ -11,8 +11,7 @@ import { ThresholdsService } from '../../thresholds/thresholds.service';
 import { Lease, RouterService } from './router.service';
 import { TtftPredictor } from '../../ttft-prediction/ttft-predictor.service';
 import { WorkerTraffic } from './worker-traffic';
-
-const M = 'm';
+import { M, routingFixture, RoutingFixture } from './routing.fixture';
 
 describe('RouterService', () => {
   let registry: WorkerRegistry;
@@ -24,26 +23,15 @@ describe('RouterService', () => {
   let predictor: TtftPredictor;
   const signal = new AbortController();
 
+  let report: RoutingFixture['report'];
+
+  /** The router over the shared fixture (routing.fixture.ts): real registry, thresholds, traffic. */
   const build = (over: FrontendConfigValues = {}): void => {
-    const config = new FrontendConfig({
-      admissionControl: 'token-capacity',
-      thresholds: {
-        activeDecodeBlocks: 0.9,
-        activePrefillTokens: null,
-        activePrefillTokensFrac: null,
-      },
-      routerQueueThreshold: 1,
-      routerQueueMaxDepth: 2,
-      routerQueueTimeoutMs: 5000,
-      ...over,
-    });
-    thresholds = new ThresholdsService(config);
-    registry = new WorkerRegistry(config, thresholds);
+    const fx = routingFixture(over);
+    ({ thresholds, registry, traffic, predictor, report } = fx);
     queued = { inc: jest.fn(), dec: jest.fn() };
-    traffic = new WorkerTraffic();
-    predictor = new TtftPredictor(registry);
     sut = new RouterService(
-      config,
+      fx.config,
       registry,
       { queued, wouldReject } as unknown as RequestMetricsService,
       traffic,
@@ -51,27 +39,6 @@ describe('RouterService', () => {
       predictor,
     );
     sut.onModuleInit();
-  };
-
-  /** A worker with max_num_batched_tokens 100; `used` of 100 KV blocks (busy above 90). */
-  const report = (id: string, used = 0): void => {
-    registry.applyReport(
-      {
-        workerId: id,
-        model: M,
-        endpoint: `http://${id}`,
-        dpRank: 0,
-        dpSize: 1,
-        activeDecodeBlocks: used,
-        kvTotalBlocks: 100,
-        activePrefillTokens: 0,
-        maxNumBatchedTokens: 100,
-        timestampMs: undefined,
-        numRequestsWaiting: undefined,
-        seq: undefined,
-      },
-      Date.now(),
-    );
   };
 
   const lease = (tokens: number, s = signal, c: PriorityClass = 'standard'): Lease => {
@@ -117,10 +84,10 @@ describe('RouterService', () => {
     report('w1');
     const l = lease(40);
     expect(l.worker.id).toBe('w1');
-    expect(traffic.peek(l.worker)).toEqual({ requests: 1, promptTokens: 40 });
+    expect(traffic.peek(l.worker)).toEqual({ requests: 1, prefilling: 1, promptTokens: 40 });
     l.release();
     l.release();
-    expect(traffic.peek(l.worker)).toEqual({ requests: 0, promptTokens: 0 });
+    expect(traffic.peek(l.worker)).toEqual({ requests: 0, prefilling: 0, promptTokens: 0 });
   });
 
   it('counts prompt tokens as waiting for prefill until the first token, once', () => {
@@ -384,37 +351,55 @@ describe('RouterService', () => {
       objective(1000);
       report('w1');
       report('w2');
-      for (let i = 0; i < 5; i++) predictor.observe('w1', 0, 0, 400); // w1 is slow
+      for (let i = 0; i < 5; i++) predictor.observe('w1', 0, 0, 0, 400); // w1 is slow
       const leases = [lease(10), lease(10), lease(10)];
       expect(leases.map((l) => l.worker.id)).toEqual(['w2', 'w2', 'w2']);
       expect(leases[0].objective).toEqual({ predictedMs: 30, objectiveMs: 1000, sample: false });
     });
 
+    // A 1-token request of ours waiting for its first token on each worker: none can be explored.
+    // Its KV block (1 of 100) adds 0.01 × SEED_FULL_KV_MS = 0.34 ms to the worker's predictions.
     it('refuses with the overload answer when every free worker is predicted over it', () => {
       objective(30);
       report('w1');
       report('w2');
+      expect([lease(1).worker.id, lease(1).worker.id]).toEqual(['w1', 'w2']);
       expect(refusalOf(50)).toBe(OBJECTIVE_MISSED);
       expect(OBJECTIVE_MISSED.payload.toString()).toBe(
         JSON.stringify({ message: OVERLOAD_MESSAGE, type: 'service_unavailable', code: 503 }),
       );
-      expect(lease(10).objective?.predictedMs).toBe(30);
+      expect(lease(8).objective?.predictedMs).toBeCloseTo(29.34);
+    });
+
+    it('explores a worker with nothing of ours waiting for its first token instead of refusing', () => {
+      objective(30);
+      report('w1');
+      report('w2');
+      const held = lease(1);
+      const explored = lease(50); // 70 ms > 30 on both: the one with nothing of ours in prefill
+      expect([held.worker.id, explored.worker.id]).toEqual(['w1', 'w2']);
+      expect(explored.objective).toEqual({ predictedMs: 70, objectiveMs: 30, sample: false });
+      expect(refusalOf(50)).toBe(OBJECTIVE_MISSED); // one exploration at a time per worker
+      explored.firstToken();
+      expect(lease(50).worker.id).toBe('w2');
     });
 
     it('judges each class by the objective × its factor: critical looser, sheddable tighter', () => {
       objective(30);
       report('w1');
-      expect(refusalOf(12, 'standard')).toBe(OBJECTIVE_MISSED); // 32 > 30
-      const crit = lease(12, signal, 'critical'); // 32 <= 36
+      lease(1); // 21 ms: admitted, and w1 cannot be explored while it waits
+      expect(refusalOf(12, 'standard')).toBe(OBJECTIVE_MISSED); // 33.34 > 30
+      const crit = lease(12, signal, 'critical'); // 33.34 <= 36
       expect(crit.objective?.objectiveMs).toBe(36);
       crit.release();
-      expect(refusalOf(5, 'sheddable')).toBe(OBJECTIVE_MISSED); // 25 > 24
-      expect(lease(3, signal, 'sheddable').objective?.objectiveMs).toBe(24);
+      expect(refusalOf(5, 'sheddable')).toBe(OBJECTIVE_MISSED); // 26.34 > 24
+      expect(lease(2, signal, 'sheddable').objective?.objectiveMs).toBe(24); // 23.34
     });
 
     it('admits and counts a would-be refusal in shadow mode', () => {
       objective(30, { admissionControl: 'shadow' });
       report('w1');
+      lease(1);
       wouldReject.mockClear();
       expect(lease(50).worker.id).toBe('w1');
       expect(wouldReject).toHaveBeenCalledWith(M, 'chat_completions', 'standard');
@@ -423,7 +408,12 @@ describe('RouterService', () => {
     it('admits the --ttft-slo-sample share of would-be refusals, marked as samples', () => {
       objective(30, { ttftSloSample: 1 });
       report('w1');
-      expect(lease(50).objective).toEqual({ predictedMs: 70, objectiveMs: 30, sample: true });
+      lease(1);
+      expect(lease(50).objective).toEqual({
+        predictedMs: expect.closeTo(71.34),
+        objectiveMs: 30,
+        sample: true,
+      });
     });
 
     it('refuses a queued request once it can no longer make its deadline, without serving it', async () => {

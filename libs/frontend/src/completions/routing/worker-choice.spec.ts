@@ -54,7 +54,7 @@ describe('WorkerChoice', () => {
     build();
     fx.report('w1');
     fx.report('w2');
-    for (let i = 0; i < 5; i++) fx.predictor.observe('w2', 0, 0, 400);
+    for (let i = 0; i < 5; i++) fx.predictor.observe('w2', 0, 0, 0, 400);
     const best = sut.lowest(sut.candidates(model(), 'standard'), 10);
     expect([best?.worker.id, best?.ms]).toEqual(['w1', 30]);
     const onlyW2 = sut.lowest(sut.candidates(model(), 'standard'), 10, (w) => w.id === 'w2');

@@ -16,6 +16,8 @@ import { WorkerTraffic } from './worker-traffic';
 export class WorkerChoice {
   /** Null without a router queue: every candidate is eligible. */
   readonly eligible: ((w: WorkerEntry) => boolean) | null;
+  /** Eligible, and none of this frontend's requests waits for its first token on the worker. */
+  private readonly alone: (w: WorkerEntry) => boolean;
   private readonly routes = new Map<string, ModelRoute>();
 
   constructor(
@@ -32,6 +34,8 @@ export class WorkerChoice {
             const budget = w.batchedTokenBudget();
             return budget === undefined || traffic.peek(w).promptTokens <= f * budget;
           };
+    const eligible = this.eligible;
+    this.alone = (w) => traffic.peek(w).prefilling === 0 && (eligible === null || eligible(w));
   }
 
   /** The workers free for class `c`, or every worker when none is and the model does not enforce. */
@@ -63,6 +67,14 @@ export class WorkerChoice {
     ok?: (w: WorkerEntry) => boolean,
   ): Predicted | undefined {
     return lowestPrediction(this.predictor, candidates, promptTokens, ok);
+  }
+
+  /**
+   * The eligible candidate with the lowest prediction among those where nothing of this frontend
+   * is waiting for its first token: the TTFT objective's exploration (ObjectiveGate).
+   */
+  lowestAlone(candidates: readonly WorkerEntry[], promptTokens: number): Predicted | undefined {
+    return lowestPrediction(this.predictor, candidates, promptTokens, this.alone);
   }
 
   /** The round-robin cursor of a model the registry no longer knows. */

@@ -32,15 +32,18 @@ describe('WorkerLeases', () => {
       objective,
       null,
     ]);
-    expect(fx.traffic.peek(w1)).toEqual({ requests: 2, promptTokens: 42 });
+    // The KV usage each was sent with: a's 3 blocks (40 tokens of 16) of the 100 count for b.
+    expect([a.kvUsage, b.kvUsage]).toEqual([0, 0.03]);
+    expect(fx.traffic.peek(w1)).toEqual({ requests: 2, prefilling: 2, promptTokens: 42 });
     expect([w1.pendingPrefillTokens, w1.reservations.size]).toEqual([42, 2]);
     a.firstToken();
     a.firstToken();
     expect(w1.pendingPrefillTokens).toBe(2);
+    expect(fx.traffic.peek(w1)).toEqual({ requests: 2, prefilling: 1, promptTokens: 42 });
     a.release();
     a.release();
     b.release(); // ended before its first token: no longer waiting for prefill either
-    expect(fx.traffic.peek(w1)).toEqual({ requests: 0, promptTokens: 0 });
+    expect(fx.traffic.peek(w1)).toEqual({ requests: 0, prefilling: 0, promptTokens: 0 });
     expect([w1.pendingPrefillTokens, w1.reservations.size]).toEqual([0, 0]);
     expect(released.mock.calls).toEqual([[w1], [w1]]);
   });

@@ -7,6 +7,8 @@ export interface Lease {
   readonly worker: WorkerEntry;
   /** Prompt tokens ahead of the request on the worker when it was sent (its prefill load). */
   readonly tokensAhead: number;
+  /** The worker's KV usage (0..1) when it was sent: the TTFT model's other regressor. */
+  readonly kvUsage: number;
   /** `performance.now()` when the worker was chosen: where the worker's time to first token starts. */
   readonly leasedAtMs: number;
   /**
@@ -28,7 +30,8 @@ export interface LeaseObjective {
 
 /**
  * Hands out leases on workers and keeps what each one holds counted while it lasts: the
- * frontend's own in-flight requests and prompt tokens (`WorkerTraffic`), the prompt tokens
+ * frontend's own in-flight requests, those of them waiting for their first token, and their prompt
+ * tokens (`WorkerTraffic`), the prompt tokens
  * waiting for prefill and the KV blocks reserved between load reports (`WorkerRegistry`).
  * `released` hears of every lease that ends, so that the router queue can hand the room on.
  */
@@ -46,8 +49,10 @@ export class WorkerLeases {
     objective: LeaseObjective | null,
   ): Lease {
     const tokensAhead = worker.prefillTokensAhead();
+    const kvUsage = worker.judgedKvUsage();
     const inflight = this.traffic.of(worker);
     inflight.requests++;
+    inflight.prefilling++;
     inflight.promptTokens += promptTokens;
     this.registry.addPendingPrefill(worker, promptTokens);
     const reservation = this.registry.reserve(worker, promptTokens, maxTokens, Date.now());
@@ -56,12 +61,14 @@ export class WorkerLeases {
     const firstToken = (): void => {
       if (!prefilling) return;
       prefilling = false;
+      inflight.prefilling--;
       this.registry.addPendingPrefill(worker, -promptTokens);
       reservation.firstToken();
     };
     return {
       worker,
       tokensAhead,
+      kvUsage,
       leasedAtMs: performance.now(),
       objective,
       firstToken,

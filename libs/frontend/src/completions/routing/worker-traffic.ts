@@ -4,10 +4,12 @@ import { WorkerEntry } from '../../worker-monitor/worker-entry';
 /** What this frontend has in flight on one worker: requests leased and their prompt tokens. */
 export interface Inflight {
   requests: number;
+  /** Of `requests`, those still waiting for their first token (in the worker's prefill). */
+  prefilling: number;
   promptTokens: number;
 }
 
-const NONE: Readonly<Inflight> = Object.freeze({ requests: 0, promptTokens: 0 });
+const NONE: Readonly<Inflight> = Object.freeze({ requests: 0, prefilling: 0, promptTokens: 0 });
 
 /**
  * The router's own bookkeeping per worker, kept beside the monitor's entries rather than on
@@ -22,7 +24,7 @@ export class WorkerTraffic {
   of(worker: WorkerEntry): Inflight {
     let counts = this.inflight.get(worker);
     if (!counts) {
-      counts = { requests: 0, promptTokens: 0 };
+      counts = { requests: 0, prefilling: 0, promptTokens: 0 };
       this.inflight.set(worker, counts);
     }
     return counts;

@@ -105,7 +105,7 @@ export class TtftPredictionStatusDto {
     example: 42.5,
     description:
       'predicted ms from sending a request with an empty prompt to its first token, with the ' +
-      'tokens ahead of it now; a prompt of p tokens adds ms_per_1k_tokens × p / 1000',
+      'tokens ahead of it and the KV usage now; a prompt of p tokens adds ms_per_1k_tokens × p / 1000',
   })
   predicted_ms!: number;
 
@@ -116,17 +116,36 @@ export class TtftPredictionStatusDto {
   })
   basis!: 'seed' | 'learned';
 
-  @ApiProperty({ example: 20, description: 'a of TTFT ≈ a + b × (tokens ahead + prompt) / 1000' })
+  @ApiProperty({
+    example: 20,
+    description: 'a of TTFT ≈ a + b × (tokens ahead + prompt) / 1000 + c × KV usage',
+  })
   base_ms!: number;
 
-  @ApiProperty({ example: 12.2, description: 'b of TTFT ≈ a + b × (tokens ahead + prompt) / 1000' })
+  @ApiProperty({
+    example: 12.2,
+    description: 'b of TTFT ≈ a + b × (tokens ahead + prompt) / 1000 + c × KV usage',
+  })
   ms_per_1k_tokens!: number;
+
+  @ApiProperty({
+    example: 34,
+    description: 'c of TTFT ≈ a + b × (tokens ahead + prompt) / 1000 + c × KV usage',
+  })
+  ms_at_full_kv!: number;
 
   @ApiProperty({
     example: 1500,
     description: 'prompt tokens ahead of a new request (per rank: reported or own, plus reserved)',
   })
   tokens_ahead!: number;
+
+  @ApiProperty({
+    example: 0.35,
+    description:
+      'KV usage of the worker now, 0..1 (mean over ranks: reported plus reserved blocks)',
+  })
+  kv_usage!: number;
 
   @ApiProperty({ example: 120, description: 'streamed answers the model has learned from' })
   observations!: number;
