@@ -60,6 +60,11 @@ export interface ReservingRank extends RankLoad {
   readonly reserved: RankReservations;
 }
 
+/** KV blocks a rank is judged to hold: its report plus its share of the reserved blocks. */
+export function judgedDecodeBlocks(rank: ReservingRank, dpSize: number): number {
+  return rank.activeDecodeBlocks + rank.reserved.decodeBlocks / dpSize;
+}
+
 /**
  * The load the busy rule judges a rank on: its report plus its share (1/dp_size) of the
  * reservations its report does not cover. Prefill is added only where it was reported: where it
@@ -72,7 +77,7 @@ export function judgedLoad(rank: ReservingRank, dpSize: number): RankLoad {
   if (r.prefillTokens === 0 && r.decodeBlocks === 0 && r.waiting === 0) return rank;
   const waiting = rank.numRequestsWaiting;
   return {
-    activeDecodeBlocks: rank.activeDecodeBlocks + r.decodeBlocks / dpSize,
+    activeDecodeBlocks: judgedDecodeBlocks(rank, dpSize),
     kvTotalBlocks: rank.kvTotalBlocks,
     activePrefillTokens:
       rank.activePrefillTokens + (rank.prefillReported ? r.prefillTokens / dpSize : 0),

@@ -1,6 +1,11 @@
 import { PerClass, perClass, PriorityClass } from '../config/priority';
 import { RankLoad } from './busy-rule';
-import { judgedLoad, RankReservations, ReservationLedger } from './reservations';
+import {
+  judgedDecodeBlocks,
+  judgedLoad,
+  RankReservations,
+  ReservationLedger,
+} from './reservations';
 
 export interface RankState extends RankLoad {
   /**
@@ -113,7 +118,7 @@ export class WorkerEntry {
     let total = 0;
     for (const rank of this.ranks.values()) {
       if (rank.kvTotalBlocks <= 0) continue;
-      const used = rank.activeDecodeBlocks + rank.reserved.decodeBlocks / this.dpSize;
+      const used = judgedDecodeBlocks(rank, this.dpSize);
       total += Math.min(1, Math.max(0, used / rank.kvTotalBlocks));
     }
     return total / this.ranks.size;
