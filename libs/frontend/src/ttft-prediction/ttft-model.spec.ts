@@ -33,7 +33,7 @@ const WITHIN = 0.2;
  * Explorations after which a fit inflated by overload predicts a calm worker within 20 %, and
  * the most after which every prediction of the next 20 is (docs/operations.md, "TTFT objective").
  */
-const LOCKUP_RECOVERY = SHIFT_RUN + 1;
+const LOCKUP_RECOVERY = SHIFT_RUN + 3;
 const LOCKUP_SETTLED = 35;
 const within = (predicted: number, actual: number): boolean =>
   Math.abs(predicted - actual) / actual <= WITHIN;
@@ -108,9 +108,10 @@ describe('TtftModel', () => {
     // only the first few miss.
     expect(misses[0]).toBe(0);
     expect(Math.max(...misses)).toBeLessThan(4);
-    expect(sut.fit.baseMs).toBeCloseTo(60, 0);
-    expect(sut.fit.msPerUnit).toBeCloseTo(90, 0);
-    expect(sut.fit.msAtFullKv).toBeCloseTo(120, 0);
+    // Close, not exact: the fit is pulled a little towards the seed (SEED_WEIGHT).
+    expect(Math.abs(sut.fit.baseMs - 60) / 60).toBeLessThan(0.05);
+    expect(Math.abs(sut.fit.msPerUnit - 90) / 90).toBeLessThan(0.05);
+    expect(Math.abs(sut.fit.msAtFullKv - 120) / 120).toBeLessThan(0.05);
     expect(sut.observations).toBe(40);
   });
 
@@ -166,7 +167,7 @@ describe('TtftModel', () => {
   // (TTFT then includes waiting for KV room, which u and k do not explain) must come down from
   // the requests the gate lets through once load has fallen — each alone on its worker, so u is
   // its own prompt only (0–500 tokens), and KV use is what is left of the overload (0–30 %).
-  it('comes down from a base inflated to 1000 ms within SHIFT_RUN + 1 explorations', () => {
+  it('comes down from a base inflated to 1000 ms within SHIFT_RUN + 3 explorations', () => {
     const runs = Array.from({ length: 200 }, (_, seed) => {
       const rnd = prng(seed + 1);
       const sut = new TtftModel(seedFit(DEFAULT_BATCH_TOKENS));
@@ -190,9 +191,9 @@ describe('TtftModel', () => {
         settled: ok.findIndex((_, i) => ok.slice(i, i + 20).every(Boolean)),
       };
     });
-    for (const { inflated } of runs) expect(inflated).toBeGreaterThan(900);
+    for (const { inflated } of runs) expect(inflated).toBeGreaterThan(850);
     // The first prediction within 20 % comes after SHIFT_RUN explorations in the median run, and
-    // one more at worst (a stray inside the run) ...
+    // three more at worst (a stray inside the run, then the pull of the seed on a scaled fit) ...
     const first = runs.map((r) => r.first).sort((x, y) => x - y);
     expect(first[100]).toBe(SHIFT_RUN);
     expect(first[199]).toBe(LOCKUP_RECOVERY);
@@ -201,6 +202,37 @@ describe('TtftModel', () => {
     const settled = runs.map((r) => r.settled).sort((x, y) => x - y);
     expect(settled[100]).toBe(SHIFT_RUN);
     expect(settled[199]).toBeLessThanOrEqual(LOCKUP_SETTLED);
+  });
+
+  // What the benchmark's workers look like under overload with the thresholds on: held at one
+  // load (1000-token prompts, 2000 to 8000 tokens ahead, KV use 78 to 82 %), a first token after
+  // about one step whatever the tokens ahead (one step prefills them all). u and k barely vary,
+  // so the observations fix only a + u b + k c near that point; least squares with forgetting and
+  // no pull towards the seed wound up along the other directions and predicted seconds now and
+  // then (issue 14: every sampled refusal would have met the objective).
+  it('keeps a worker held at one load predicted near its TTFT, there and away from it', () => {
+    for (let seed = 1; seed <= 50; seed++) {
+      const rnd = prng(seed);
+      const sut = new TtftModel(seedFit(DEFAULT_BATCH_TOKENS));
+      const flat = (): number => 235 * (1 + 0.1 * (2 * rnd() - 1));
+      let worst = 0;
+      for (let i = 0; i < 1000; i++) {
+        const u = 3 + rnd() * 6;
+        const kv = 0.78 + rnd() * 0.04;
+        if (i >= 20) worst = Math.max(worst, Math.abs(sut.predict(u, kv) - 235) / 235);
+        sut.observe(u, kv, flat());
+      }
+      expect(worst).toBeLessThan(0.3);
+      // Away from the load it was held at, it stays between the seed's idle worker and ~2× there.
+      for (const [u, kv] of [
+        [1, 0],
+        [1, 0.8],
+        [12, 1],
+      ]) {
+        expect(sut.predict(u, kv)).toBeGreaterThan(SEED_FIRST_STEP_MS);
+        expect(sut.predict(u, kv)).toBeLessThan(2 * 235);
+      }
+    }
   });
 
   it('ignores observations that cannot be times', () => {

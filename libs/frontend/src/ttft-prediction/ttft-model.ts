@@ -11,7 +11,8 @@
  * running batch, and a step over a full cache is slower (and a full cache makes new requests
  * wait for room). u counts only prompts not yet prefilled; k sees the requests that are past
  * their first token and still decoding, so a worker holding many of them is not taken for idle.
- * All three are fitted online by recursive least squares with exponential forgetting, so a
+ * All three are fitted online by least squares with exponential forgetting and a weak pull towards
+ * the seed (ridge), so a
  * worker that changes speed is followed; every constant is below.
  */
 
@@ -44,22 +45,27 @@ export const DEFAULT_BATCH_TOKENS = 8192;
 
 /**
  * Forgetting factor λ: each observation weighs λ times the one after it, so the fit remembers
- * about 1 / (1 − λ) = 20 requests. Lower follows drift sooner and trusts noise more.
+ * about 1 / (1 − λ) = 20 requests. Lower follows drift sooner and trusts noise more; a change of
+ * speed is caught sooner still by the shift rule below.
  */
 export const FORGETTING = 0.95;
 
 /**
- * Covariance of the seed (in units of one observation's weight): the seed counts as 1/10,000 of
- * an observation, so the first observation decides the fit along its direction and the seed
- * only fills in what no observation has shown yet. Also the bound on the covariance's trace per
- * parameter, so a direction the observations never excite cannot wind up under forgetting.
+ * Weight of the seed along each parameter, in observations at φ of one unit (a tenth of one): the
+ * fit is the least-squares one over the forgotten observations plus this pull towards the seed,
+ * which is never forgotten. Where the observations vary, they outweigh it from the first few
+ * requests on (the fit stays a few per cent short of an exact one); along a direction they do not
+ * vary in (a worker held at one load: u and k nearly constant, so a, b and c are one sum), the
+ * seed decides how the sum is split, so the fit cannot wander off along it and predict nonsense
+ * for the first request at another load. (Recursive least squares without it winds up there.)
  */
-export const SEED_COVARIANCE = 1e4;
+export const SEED_WEIGHT = 0.1;
 
 /**
  * One observation moves the fit by at most this share of its prediction (the innovation is
  * clipped), so that one stalled request — a garbage collection, a lost packet — does not swing
- * it. Changes of speed are caught by the shift rule below instead.
+ * it (the observation counts as its prediction ± the clip). Changes of speed are caught by the
+ * shift rule below instead.
  */
 export const INNOVATION_CLIP = 0.5;
 
@@ -112,27 +118,34 @@ export function workUnits(tokensAhead: number, promptTokens: number): number {
 const N = 3;
 
 /**
- * One worker's fit: three parameters, their 3×3 covariance, and the run the shift rule watches.
- * Predicting allocates nothing; an observation allocates only for the shift rule's run.
+ * One worker's fit: exponentially weighted least squares with a pull towards the seed (ridge),
+ * kept as its sufficient statistics — Σ w φ φᵀ (3×3) and Σ w φ y — and solved (3×3) after each
+ * observation, with a, b and c kept ≥ 0 (a parameter the solution would make negative is held at
+ * 0 and the others solved again). Predicting allocates nothing; an observation allocates only for
+ * the shift rule's run.
  */
 export class TtftModel {
-  /** θ = [a, b, c]. */
+  /** θ = [a, b, c], the current solution. */
   private readonly theta = new Float64Array(N);
-  /** P, row-major and kept symmetric. */
-  private readonly p = new Float64Array(N * N);
-  /** Scratch for φ and P φ of one update. */
+  /** The seed θ₀ the fit is pulled towards (scaled with the fit by the shift rule). */
+  private readonly prior = new Float64Array(N);
+  /** Σ w φ φᵀ over the observations, row-major. */
+  private readonly xx = new Float64Array(N * N);
+  /** Σ w φ y over the observations. */
+  private readonly xy = new Float64Array(N);
+  /** Scratch: φ of one observation, and the system of one solve with its right-hand side. */
   private readonly phi = new Float64Array(N);
-  private readonly pf = new Float64Array(N);
+  private readonly m = new Float64Array(N * N);
+  private readonly r = new Float64Array(N);
   /** Observations of the current run of misses in one direction: [u, k, ttftMs]. */
   private run: Array<readonly [number, number, number]> = [];
   private runSign = 0;
   private n = 0;
 
   constructor(seed: TtftFit) {
-    this.theta[0] = seed.baseMs;
-    this.theta[1] = seed.msPerUnit;
-    this.theta[2] = seed.msAtFullKv;
-    for (let i = 0; i < N; i++) this.p[i * N + i] = SEED_COVARIANCE;
+    this.prior[0] = this.theta[0] = seed.baseMs;
+    this.prior[1] = this.theta[1] = seed.msPerUnit;
+    this.prior[2] = this.theta[2] = seed.msAtFullKv;
   }
 
   get observations(): number {
@@ -155,37 +168,65 @@ export class TtftModel {
     this.n++;
   }
 
-  /** One step of recursive least squares with forgetting, φ = [1, u, k]. */
+  /** One observation, φ = [1, u, k], its miss clipped once the fit is determined; then solve. */
   private update(u: number, k: number, y: number): void {
-    const { theta, p, phi, pf } = this;
-    const predicted = this.predict(u, k);
-    let e = y - predicted;
     if (this.n >= N) {
+      const predicted = this.predict(u, k);
       const clip = INNOVATION_CLIP * Math.max(predicted, CLIP_FLOOR_MS);
-      e = Math.max(-clip, Math.min(clip, e));
+      y = Math.max(predicted - clip, Math.min(predicted + clip, y));
     }
+    const { xx, xy, phi } = this;
     phi[0] = 1;
     phi[1] = u;
     phi[2] = k;
-    // gain = P φ / (λ + φᵀ P φ)
-    let denom = FORGETTING;
     for (let i = 0; i < N; i++) {
-      let s = 0;
-      for (let j = 0; j < N; j++) s += p[i * N + j] * phi[j];
-      pf[i] = s;
-      denom += phi[i] * s;
+      xy[i] = FORGETTING * xy[i] + phi[i] * y;
+      for (let j = 0; j < N; j++) xx[i * N + j] = FORGETTING * xx[i * N + j] + phi[i] * phi[j];
     }
-    for (let i = 0; i < N; i++) theta[i] = Math.max(0, theta[i] + (pf[i] / denom) * e);
-    // P = (P − gain (P φ)ᵀ) / λ, bounded to a trace of SEED_COVARIANCE per parameter.
-    let trace = 0;
+    this.solve();
+  }
+
+  /**
+   * θ = (Σ w φ φᵀ + SEED_WEIGHT I)⁻¹ (Σ w φ y + SEED_WEIGHT θ₀), with every parameter ≥ 0: one
+   * that comes out negative is fixed at 0 and the rest solved again (at most N rounds).
+   */
+  private solve(): void {
+    let free = (1 << N) - 1;
+    for (let round = 0; round < N; round++) {
+      this.solveFree(free);
+      let negative = 0;
+      for (let i = 0; i < N; i++) if (free & (1 << i) && this.theta[i] < 0) negative |= 1 << i;
+      if (negative === 0) return;
+      free &= ~negative;
+      for (let i = 0; i < N; i++) if (!(free & (1 << i))) this.theta[i] = 0;
+    }
+  }
+
+  /** The regularised normal equations over the parameters in `free` (the others are 0). */
+  private solveFree(free: number): void {
+    const { m, r, xx, xy, prior, theta } = this;
     for (let i = 0; i < N; i++) {
-      for (let j = 0; j < N; j++)
-        p[i * N + j] = (p[i * N + j] - (pf[i] * pf[j]) / denom) / FORGETTING;
-      trace += p[i * N + i];
+      for (let j = 0; j < N; j++) {
+        const both = free & (1 << i) && free & (1 << j);
+        m[i * N + j] = both ? xx[i * N + j] + (i === j ? SEED_WEIGHT : 0) : i === j ? 1 : 0;
+      }
+      r[i] = free & (1 << i) ? xy[i] + SEED_WEIGHT * prior[i] : 0;
     }
-    if (trace > N * SEED_COVARIANCE) {
-      const f = (N * SEED_COVARIANCE) / trace;
-      for (let i = 0; i < N * N; i++) p[i] *= f;
+    // Gaussian elimination; the matrix is symmetric positive definite (the seed's weight on its
+    // diagonal), so no pivoting is needed.
+    for (let c = 0; c < N; c++) {
+      const d = m[c * N + c];
+      for (let row = c + 1; row < N; row++) {
+        const f = m[row * N + c] / d;
+        if (f === 0) continue;
+        for (let j = c; j < N; j++) m[row * N + j] -= f * m[c * N + j];
+        r[row] -= f * r[c];
+      }
+    }
+    for (let c = N - 1; c >= 0; c--) {
+      let v = r[c];
+      for (let j = c + 1; j < N; j++) v -= m[c * N + j] * theta[j];
+      theta[c] = v / m[c * N + c];
     }
   }
 
@@ -215,7 +256,13 @@ export class TtftModel {
           Math.max(ry, CLIP_FLOOR_MS) / Math.max(this.predict(ru, rk), CLIP_FLOOR_MS),
       ),
     );
-    for (let i = 0; i < N; i++) this.theta[i] *= scale;
+    // θ is linear in (Σ w φ y, θ₀): scaling both scales the fit exactly, and what the fit
+    // remembers of the old speed with it.
+    for (let i = 0; i < N; i++) {
+      this.theta[i] *= scale;
+      this.prior[i] *= scale;
+      this.xy[i] *= scale;
+    }
     this.applyRun();
   }
 

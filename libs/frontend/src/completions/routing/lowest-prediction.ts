@@ -8,10 +8,21 @@ export interface Predicted {
 }
 
 /**
+ * Predictions this close to the lowest (relative) are a tie, broken by the fewest prompt tokens
+ * ahead. The model is linear in the tokens ahead, but an engine prefills a whole
+ * `max_num_batched_tokens` budget in one step: within a budget one more prompt adds next to
+ * nothing, and the prompt that overflows it waits a whole step more. Sending a burst to the one
+ * worker whose prediction is a millisecond lower would stack it past its budget; spread over
+ * near-equal workers, the burst fits in each one's next step.
+ */
+export const PREDICTION_TIE = 0.05;
+
+/**
  * The candidate with the lowest predicted time to first token for a request of `promptTokens`
- * (contract §8, TTFT objective): one O(1) prediction per candidate, one object for the answer.
- * `ok` leaves out workers the router may not use now (the queue's in-flight limit, the worker
- * that just failed). Ties go to the first candidate in the free list.
+ * (contract §8, TTFT objective), near-ties (PREDICTION_TIE) to the fewest tokens ahead: two O(1)
+ * predictions per candidate, one object for the answer. `ok` leaves out workers the router may
+ * not use now (the queue's in-flight limit, the worker that just failed). Exact ties go to the
+ * first candidate in the free list.
  */
 export function lowestPrediction(
   predictor: TtftPredictor,
@@ -19,14 +30,25 @@ export function lowestPrediction(
   promptTokens: number,
   ok?: (w: WorkerEntry) => boolean,
 ): Predicted | undefined {
+  let lowestMs = Infinity;
+  for (const w of candidates) {
+    if (ok !== undefined && !ok(w)) continue;
+    lowestMs = Math.min(lowestMs, predictor.predictMs(w, promptTokens));
+  }
+  if (lowestMs === Infinity) return undefined;
+  const tie = lowestMs + PREDICTION_TIE * Math.max(lowestMs, 0);
   let best: WorkerEntry | undefined;
   let bestMs = Infinity;
+  let bestAhead = Infinity;
   for (const w of candidates) {
     if (ok !== undefined && !ok(w)) continue;
     const ms = predictor.predictMs(w, promptTokens);
-    if (ms < bestMs) {
+    if (ms > tie) continue;
+    const ahead = w.prefillTokensAhead();
+    if (ahead < bestAhead || (ahead === bestAhead && ms < bestMs)) {
       best = w;
       bestMs = ms;
+      bestAhead = ahead;
     }
   }
   return best === undefined ? undefined : { worker: best, ms: bestMs };

@@ -61,4 +61,19 @@ describe('WorkerChoice', () => {
     expect(onlyW2?.worker.id).toBe('w2');
     expect(onlyW2?.ms).toBeGreaterThan(30);
   });
+
+  // The seed of the fixture's workers: 20 ms + 1 ms per token of work + 34 ms at full KV use.
+  it('breaks a near-tie of predictions (within PREDICTION_TIE) by the fewest tokens ahead', () => {
+    build();
+    fx.report('w1');
+    const w1 = model().workers.get('w1');
+    if (!w1) throw new Error('no worker w1');
+    fx.registry.reserve(w1, 5, 0, Date.now()); // 5 tokens ahead, 1 KV block: 35.34 ms for 10
+    fx.report('w2', 16); // nothing ahead, 16 % KV: 35.44 ms for 10
+    const near = sut.lowest(sut.candidates(model(), 'standard'), 10);
+    expect([near?.worker.id, near?.ms]).toEqual(['w2', expect.closeTo(35.44, 2)]);
+    fx.report('w2', 30); // 40.2 ms: 14 % over w1, no tie
+    const far = sut.lowest(sut.candidates(model(), 'standard'), 10);
+    expect([far?.worker.id, far?.ms]).toEqual(['w1', expect.closeTo(35.34, 2)]);
+  });
 });
