@@ -154,7 +154,11 @@ export function details(R: Rounds, samples: SamplePoint[], classPoints: ClassPoi
     `*Wrong refusals*: once per round, after the policy points, the 4× load goes to the objective frontend`,
     `that admits ${share} of the requests it would refuse; \`sluice_frontend_slo_sample_total{outcome}\` says`,
     'whether each met the objective. Wrong-refusal share = met ÷ (met + missed), pooled over the rounds;',
-    `\`failed\` ones (no answer) are left out. Here: ${wrong.met} of ${wrong.judged} met it (${fmt(wrong.share, 1)} %), ${wrong.failed} failed.`,
+    `\`failed\` ones (no answer) are left out. ${
+      wrong.judged > 0
+        ? `Here: ${wrong.met} of ${wrong.judged} met it (${fmt(wrong.share, 1)} %), ${wrong.failed} failed.`
+        : `Here: no sampled would-be refusal got a first token (${wrong.failed} failed): the objective itself refused too few requests at 4× for a ${share} sample to catch one (the "by the objective" column), so there is no wrong-refusal share to report.`
+    }`,
     "Only the objective's own refusals are sampled, not the thresholds' (a request refused because",
     'every worker is over its thresholds never reaches the prediction), so the sample is small. The',
     `sampled requests add load (here ~${fmt(extra, 3)}× capacity), so they are judged with slightly busier`,
