@@ -2,7 +2,7 @@ import { ProcessGroup, startEmbedded } from '@sluice/testkit';
 import { queryRows } from './support/database';
 import { useSystem } from './support/fixtures';
 import { Answer, post } from './support/http';
-import { FrontendProcess, startFrontend, tempDataDir, waitFor } from './support/processes';
+import { FrontendProcess, startFrontend, storeDataDir, waitFor } from './support/processes';
 
 const ALICE = 'alice:alice-secret-token';
 const asAlice = { authorization: 'Bearer alice-secret-token' };
@@ -374,13 +374,15 @@ describe('safer threshold changes (PostgreSQL, NATS, two replicas)', () => {
 describe('safer threshold changes in the embedded system', () => {
   const group = new ProcessGroup();
   afterAll(() => group.stopAll());
+  // Data directories are copies of the run's migrated embedded database (`storeDataDir`):
+  // these tests are about changes and restarts, not a first start (embedded.e2e-spec.ts).
   const start = (dataDir: string) =>
     startEmbedded({ flags: ['--data-dir', dataDir], env: { SLUICE_EMBEDDED_WORKERS: '0' }, group });
 
   it(
     'answers with an ETag, refuses a stale If-Match, and reverts a temporary change once',
     async () => {
-      const sys = await start(tempDataDir());
+      const sys = await start(storeDataDir());
       try {
         const model = 'embedded/ttl';
         const set = await post(`${sys.url}/busy_threshold`, {
@@ -422,7 +424,7 @@ describe('safer threshold changes in the embedded system', () => {
     'reverts a change that expired while it was stopped, once it is started again',
     async () => {
       const model = 'embedded/restart';
-      const dataDir = tempDataDir();
+      const dataDir = storeDataDir();
       let sys = await start(dataDir);
       const temp = await post(`${sys.url}/busy_threshold`, {
         model,
