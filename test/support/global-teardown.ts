@@ -10,5 +10,10 @@ export default async function globalTeardown(): Promise<void> {
   const root = process.env[TEMP_ROOT_ENV];
   if (root) rmSync(root, { recursive: true, force: true });
   const template = process.env[PG_TEMPLATE_ENV];
-  if (template) await dropDatabase(template);
+  // PostgreSQL away by now fails the specs that use it; the teardown only says so.
+  if (template) {
+    await dropDatabase(template).catch((err: unknown) =>
+      process.stderr.write(`e2e teardown: cannot drop ${template}: ${String(err)}\n`),
+    );
+  }
 }
