@@ -3,7 +3,7 @@ import { MODEL, ReportFields } from './support/bus';
 import { queryRows } from './support/database';
 import { System, useSystem } from './support/fixtures';
 import { Answer, chat, metricValue, OVERLOAD_BODY, post } from './support/http';
-import { FrontendProcess, spawnApp, waitFor } from './support/processes';
+import { FrontendProcess, Proc, spawnApp, waitFor } from './support/processes';
 
 /**
  * Contract §8's shadow mode, hysteresis, dwell and measured Retry-After, end to end: real
@@ -388,7 +388,7 @@ describe('--busy-min-dwell-ms', () => {
 
 /** Contract §2: an invalid value exits with code 2 and names the flag and the value. */
 describe('flags of the admission controls', () => {
-  it.each([
+  const INVALID: Array<[string, string]> = [
     ['--admission-control', 'sometimes'],
     ['--busy-release-factor', '0'],
     ['--busy-release-factor', '1.5'],
@@ -397,12 +397,25 @@ describe('flags of the admission controls', () => {
     ['--busy-min-dwell-ms', '2.5'],
     ['--retry-after-secs', 'never'],
     ['--retry-after-secs', 'AUTO'],
-  ])('rejects %s %s with exit code 2, naming the flag and the value', async (flag, value) => {
-    const proc = spawnApp('frontend', [flag, value]);
-    expect(await proc.exited).toBe(2);
-    const firstLine = proc.output.split('\n')[0];
-    expect(firstLine).toContain(flag);
-    expect(firstLine).toContain(`'${value}'`);
-    expect(proc.output).toMatch(/usage:/);
+  ];
+  // Each refusal is a start of the frontend app, a second or more of loading modules: all are
+  // started side by side, and each test judges its own.
+  let started: Map<string, Proc>;
+  beforeAll(() => {
+    started = new Map(
+      INVALID.map(([flag, v]) => [`${flag} ${v}`, spawnApp('frontend', [flag, v])]),
+    );
   });
+
+  it.each(INVALID)(
+    'rejects %s %s with exit code 2, naming the flag and the value',
+    async (flag, value) => {
+      const proc = started.get(`${flag} ${value}`) as Proc;
+      expect(await proc.exited).toBe(2);
+      const firstLine = proc.output.split('\n')[0];
+      expect(firstLine).toContain(flag);
+      expect(firstLine).toContain(`'${value}'`);
+      expect(proc.output).toMatch(/usage:/);
+    },
+  );
 });

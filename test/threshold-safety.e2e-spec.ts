@@ -1,8 +1,8 @@
-import { ProcessGroup, startEmbedded } from '@sluice/testkit';
+import { ProcessGroup, Started, startEmbedded } from '@sluice/testkit';
 import { queryRows } from './support/database';
 import { useSystem } from './support/fixtures';
 import { Answer, post } from './support/http';
-import { FrontendProcess, startFrontend, tempDataDir, waitFor } from './support/processes';
+import { FrontendProcess, startFrontend, storeDataDir, waitFor } from './support/processes';
 
 const ALICE = 'alice:alice-secret-token';
 const asAlice = { authorization: 'Bearer alice-secret-token' };
@@ -373,57 +373,59 @@ describe('safer threshold changes (PostgreSQL, NATS, two replicas)', () => {
 /** `npm start`: the embedded database (PGlite) and the in-process bus, no NATS. */
 describe('safer threshold changes in the embedded system', () => {
   const group = new ProcessGroup();
-  afterAll(() => group.stopAll());
-  const start = (dataDir: string) =>
+  // A copy of the run's migrated embedded database (`storeDataDir`): these tests are about
+  // changes and restarts, not a first start (embedded.e2e-spec.ts).
+  let dataDir: string;
+  const start = () =>
     startEmbedded({ flags: ['--data-dir', dataDir], env: { SLUICE_EMBEDDED_WORKERS: '0' }, group });
+  /** One system for both tests, each on a model of its own; the second restarts it. */
+  let sys: Started;
+  beforeAll(async () => {
+    dataDir = storeDataDir();
+    sys = await start();
+  }, PROCESS_TEST_MS);
+  afterAll(async () => {
+    // A clean stop, however long the exit takes on a busy machine.
+    await sys?.proc.stop('SIGTERM', DEADLINE_MS);
+    await group.stopAll();
+  }, PROCESS_TEST_MS);
 
-  it(
-    'answers with an ETag, refuses a stale If-Match, and reverts a temporary change once',
-    async () => {
-      const sys = await start(tempDataDir());
-      try {
-        const model = 'embedded/ttl';
-        const set = await post(`${sys.url}/busy_threshold`, {
-          model,
-          active_prefill_tokens_threshold: 100,
-        });
-        expect(etag(set)).toMatch(STRONG_ETAG);
-        const temp = await post(
-          `${sys.url}/busy_threshold`,
-          { model, active_prefill_tokens_threshold: 5, reason: 'try', ttl_secs: 1 },
-          { 'if-match': etag(set) as string },
-        );
-        expect(temp.status).toBe(200);
-        const stale = await post(
-          `${sys.url}/busy_threshold`,
-          { model, active_prefill_tokens_threshold: 6 },
-          { 'if-match': etag(set) as string },
-        );
-        expect(stale.status).toBe(412);
-        await waitFor(
-          () => serves(sys, model, { active_prefill_tokens_threshold: 100 }),
-          'reverted',
-          DEADLINE_MS,
-        );
-        const entries = await audit(sys, model);
-        expect(entries.map((e) => [e.actor, e.source, e.reason])).toEqual([
-          ['system', 'ttl-expiry', `expiry of the temporary change ${entries[1].id}`],
-          ['anonymous', expect.any(String), 'try'],
-          ['anonymous', expect.any(String), null],
-        ]);
-      } finally {
-        await sys.proc.stop('SIGTERM', DEADLINE_MS);
-      }
-    },
-    PROCESS_TEST_MS,
-  );
+  it('answers with an ETag, refuses a stale If-Match, and reverts a temporary change once', async () => {
+    const model = 'embedded/ttl';
+    const set = await post(`${sys.url}/busy_threshold`, {
+      model,
+      active_prefill_tokens_threshold: 100,
+    });
+    expect(etag(set)).toMatch(STRONG_ETAG);
+    const temp = await post(
+      `${sys.url}/busy_threshold`,
+      { model, active_prefill_tokens_threshold: 5, reason: 'try', ttl_secs: 1 },
+      { 'if-match': etag(set) as string },
+    );
+    expect(temp.status).toBe(200);
+    const stale = await post(
+      `${sys.url}/busy_threshold`,
+      { model, active_prefill_tokens_threshold: 6 },
+      { 'if-match': etag(set) as string },
+    );
+    expect(stale.status).toBe(412);
+    await waitFor(
+      () => serves(sys, model, { active_prefill_tokens_threshold: 100 }),
+      'reverted',
+      DEADLINE_MS,
+    );
+    const entries = await audit(sys, model);
+    expect(entries.map((e) => [e.actor, e.source, e.reason])).toEqual([
+      ['system', 'ttl-expiry', `expiry of the temporary change ${entries[1].id}`],
+      ['anonymous', expect.any(String), 'try'],
+      ['anonymous', expect.any(String), null],
+    ]);
+  });
 
   it(
     'reverts a change that expired while it was stopped, once it is started again',
     async () => {
       const model = 'embedded/restart';
-      const dataDir = tempDataDir();
-      let sys = await start(dataDir);
       const temp = await post(`${sys.url}/busy_threshold`, {
         model,
         waiting_requests_threshold: 3,
@@ -439,20 +441,16 @@ describe('safer threshold changes in the embedded system', () => {
         'the expiry, with the system stopped',
         DEADLINE_MS,
       );
-      sys = await start(dataDir);
-      try {
-        await waitFor(
-          () => serves(sys, model, { waiting_requests_threshold: null }),
-          'reverted',
-          DEADLINE_MS,
-        );
-        const entries = await audit(sys, model);
-        expect(entries.map((e) => e.source)).toEqual(['ttl-expiry', expect.any(String)]);
-        // Reverted by the process started again, not by the one that was stopping.
-        expect(Date.parse(entries[0].at)).toBeGreaterThan(stoppedAt);
-      } finally {
-        await sys.proc.stop('SIGTERM', DEADLINE_MS);
-      }
+      sys = await start();
+      await waitFor(
+        () => serves(sys, model, { waiting_requests_threshold: null }),
+        'reverted',
+        DEADLINE_MS,
+      );
+      const entries = await audit(sys, model);
+      expect(entries.map((e) => e.source)).toEqual(['ttl-expiry', expect.any(String)]);
+      // Reverted by the process started again, not by the one that was stopping.
+      expect(Date.parse(entries[0].at)).toBeGreaterThan(stoppedAt);
     },
     PROCESS_TEST_MS,
   );

@@ -1,8 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { DataSource } from 'typeorm';
-import { waitFor } from '@sluice/testkit';
+import { storeDataDir, waitFor } from '@sluice/testkit';
 import {
   createThresholdDataSource,
   revertLastMigration,
@@ -52,8 +50,13 @@ async function postgres(): Promise<Store> {
   return { databaseUrl: db.url(), dataDir: '', cleanUp: () => db.drop() };
 }
 
+/**
+ * A copy of the run's migrated embedded database (`storeDataDir`): creating one costs about 10 s
+ * of CPU, and these tests are about changes, not about migrating an empty database (that is
+ * threshold-store.e2e-spec.ts). Migrating it again finds nothing pending.
+ */
 function pglite(): Promise<Store> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'sluice-pglite-'));
+  const dataDir = storeDataDir();
   const cleanUp = () => Promise.resolve(rmSync(dataDir, { recursive: true }));
   return Promise.resolve({ databaseUrl: null, dataDir, cleanUp });
 }

@@ -418,7 +418,9 @@ describe('migration CLI (dist/apps/migrate/main.js)', () => {
     if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
   });
 
-  it(
+  // The three tests share nothing (each has its own database or directory) and each is a chain
+  // of CLI runs, one after another: the chains run side by side, on both cores when free.
+  it.concurrent(
     'runs, reverts and runs again on an empty PostgreSQL database',
     async () => {
       const db = await createTestDatabase('sluice_cli');
@@ -461,7 +463,7 @@ describe('migration CLI (dist/apps/migrate/main.js)', () => {
     5 * CLI_TIMEOUT_MS,
   );
 
-  it(
+  it.concurrent(
     'migrates the embedded database in --data-dir, and refuses one that is open',
     async () => {
       const dataDir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
@@ -484,14 +486,17 @@ describe('migration CLI (dist/apps/migrate/main.js)', () => {
     5 * CLI_TIMEOUT_MS,
   );
 
-  it('exits 1 with a clear message when the database is unreachable, 2 on bad usage', async () => {
-    const down = await cli(['run', '--database-url', 'postgres://u:secret@127.0.0.1:1/x_test']);
-    expect(down.code).toBe(1);
-    expect(down.out).toMatch(/cannot open PostgreSQL at 127\.0\.0\.1:1\/x_test: .*ECONNREFUSED/);
-    expect(down.out).not.toContain('secret');
+  it.concurrent(
+    'exits 1 with a clear message when the database is unreachable, 2 on bad usage',
+    async () => {
+      const down = await cli(['run', '--database-url', 'postgres://u:secret@127.0.0.1:1/x_test']);
+      expect(down.code).toBe(1);
+      expect(down.out).toMatch(/cannot open PostgreSQL at 127\.0\.0\.1:1\/x_test: .*ECONNREFUSED/);
+      expect(down.out).not.toContain('secret');
 
-    const usage = await cli(['sideways']);
-    expect(usage.code).toBe(2);
-    expect(usage.out).toMatch(/unknown command 'sideways'[\s\S]*usage:/);
-  });
+      const usage = await cli(['sideways']);
+      expect(usage.code).toBe(2);
+      expect(usage.out).toMatch(/unknown command 'sideways'[\s\S]*usage:/);
+    },
+  );
 });

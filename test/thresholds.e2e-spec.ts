@@ -3,7 +3,7 @@ import { MODEL, ReportFields } from './support/bus';
 import { queryRows } from './support/database';
 import { useSystem } from './support/fixtures';
 import { chat, metricValue, OVERLOAD_BODY, post } from './support/http';
-import { FrontendProcess, startFrontend, waitFor } from './support/processes';
+import { FrontendProcess, startFrontend, storeDataDir, waitFor } from './support/processes';
 import { TcpProxy } from './support/tcp-proxy';
 
 const ALICE = 'alice:alice-secret-token';
@@ -460,7 +460,8 @@ describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', 
 
 describe('busy thresholds with the embedded database', () => {
   it('keeps stored values across a restart of the embedded system, and accepts loopback writes as anonymous', async () => {
-    const dataDir = (await import('./support/processes')).tempDataDir();
+    // A copy of the run's migrated embedded database: what is judged is the restart.
+    const dataDir = storeDataDir();
     const start = () => startFrontend(['--data-dir', dataDir]);
     let fe = await start();
     try {

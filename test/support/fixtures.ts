@@ -1,7 +1,7 @@
 import * as testkit from '@sluice/testkit';
 import { ProcessGroup } from '@sluice/testkit';
 import { TestBus } from './bus';
-import { createTestDatabase, TestDatabase } from './database';
+import { createMigratedDatabase, TestDatabase } from './database';
 import { chat } from './http';
 import { FrontendProcess, NATS_URL, waitFor, WorkerProcess } from './processes';
 
@@ -35,8 +35,8 @@ export interface SystemSpec {
   /** Wait until the frontend serves a chat completion (200) before the first test. */
   serving?: boolean;
   /**
-   * Create a PostgreSQL database (name prefix) and migrate it; the frontend uses it unless its
-   * flags name another `--database-url` (e.g. through a proxy).
+   * Create a migrated PostgreSQL database (name prefix; `createMigratedDatabase`); the frontend
+   * uses it unless its flags name another `--database-url` (e.g. through a proxy).
    */
   database?: string;
 }
@@ -65,8 +65,7 @@ export function useSystem(spec: SystemSpec): System {
 
   beforeAll(async () => {
     if (spec.database) {
-      sys.db = await createTestDatabase(spec.database);
-      await testkit.runMigrations(sys.db.url(), group);
+      sys.db = await createMigratedDatabase(spec.database, group);
     }
     if (spec.bus) sys.bus = await TestBus.connect();
     const workers = Promise.all(
