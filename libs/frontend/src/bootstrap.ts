@@ -58,7 +58,8 @@ export async function createFrontendApp(
   const app = await NestFactory.create<NestFastifyApplication>(
     FrontendModule.forRoot(config, options.policies ?? [], options.embeddedBus),
     adapter,
-    { logger },
+    // The JSON parser is Sluice's own (`http-hardening.ts`), and no other body type is read.
+    { logger, bodyParser: false },
   );
   installHttp(app, config, logger);
   installAdmission(app);

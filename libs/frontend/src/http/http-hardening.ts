@@ -1,12 +1,23 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  errorCodes,
+  type FastifyBodyParser,
+  type FastifyError,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import { BadRequestException, RawBodyRequest } from '@nestjs/common';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import helmet from 'helmet';
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import { encodeErrorBody } from '../errors/error-body';
-import { jsonBodyRefusal } from '../request-body/json-cost';
+import {
+  BODY_LIMITS,
+  JsonCost,
+  jsonBodyRefusalFor,
+  UNCOUNTED_BODY_BYTES,
+} from '../request-body/json-cost';
 import { REQUEST_ID_HEADER } from './logging';
 
 /*
@@ -60,28 +71,21 @@ export function hardenHttp(app: NestFastifyApplication): void {
 }
 
 /**
- * JSON is the only body Sluice reads. Registering its parser here keeps Nest from adding its
- * `application/x-www-form-urlencoded` one at init: an HTML form on any web page can send that
- * cross-origin without a CORS preflight, so accepting it would open threshold writes to CSRF.
- * Also bounds what parsing a body may build (nesting, values, objects: `json-cost.ts`), so that
- * only requests with a body pay for it, and answers unparseable HTTP with the contract's error
- * body.
+ * JSON is the only body Sluice reads. Registering its parser here, with Nest's own turned off
+ * (`bodyParser: false` in `bootstrap.ts`; Nest's init would refuse to add its JSON parser over
+ * this one), keeps Nest from adding its `application/x-www-form-urlencoded` one: an HTML form on
+ * any web page can send that cross-origin without a CORS preflight, so accepting it would open
+ * threshold writes to CSRF. Also bounds what parsing a body may build (nesting, values, objects:
+ * `json-cost.ts`) while it arrives, so that only requests with a body pay for it, and answers
+ * unparseable HTTP with the contract's error body.
  */
 function jsonBodiesOnly(app: NestFastifyApplication): void {
   const fastify = app.getHttpAdapter().getInstance();
   const json = fastify.getDefaultJsonParser('error', 'error');
   fastify.decorateRequest('rawBody', null);
-  app.useBodyParser<Server>(
+  fastify.addContentTypeParser(
     'application/json',
-    { bodyLimit: fastify.initialConfig.bodyLimit },
-    (request, body, done) => {
-      // Before the parse, from the bytes: what the parse would build is bounded (contract §9).
-      const refusal = jsonBodyRefusal(body);
-      if (refusal !== undefined) return done(new BadRequestException(refusal), undefined);
-      // Kept so that the proxy forwards the body as received instead of serialising it again.
-      (request as RawBodyRequest<typeof request>).rawBody = body;
-      void json(request, body.toString('utf8'), done);
-    },
+    readJsonBody(json, fastify.initialConfig.bodyLimit ?? Infinity),
   );
   // Fastify attached its own listener when the adapter was made; its body is not contract-shaped.
   const server: Server = app.getHttpServer();
@@ -90,6 +94,71 @@ function jsonBodiesOnly(app: NestFastifyApplication): void {
   server.on('connection', (socket: Socket) => {
     socket.destroySoon = lingerThenClose;
   });
+}
+
+type ParserDone = (err: Error | null, body?: unknown) => void;
+
+/**
+ * Reads a JSON body from the request stream, counting its JSON cost chunk by chunk as it arrives
+ * (contract §9): a body over a limit is answered 400 at the chunk that goes over, without the
+ * rest of it ever being held (a hostile 16 MiB body of small values or empty containers goes over
+ * within its first 3 MB). The rest is read and dropped, and the answer closes the connection
+ * (`lingerThenClose`), as for a body over the size limit. Otherwise this does what Fastify's
+ * reading of a whole body does, with its errors: 413 past `limit` (declared, or received when
+ * chunked), 400 when the bytes differ from `Content-Length`, a stream's own error as a 400 unless
+ * it carries a status. Sluice's routes set no body limit of their own.
+ */
+export function readJsonBody(
+  json: FastifyBodyParser<string>,
+  limit: number,
+): (request: FastifyRequest, payload: Readable, done: ParserDone) => void {
+  return (request, payload, done) => {
+    const declared = Number(request.headers['content-length']);
+    if (declared > limit) return done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(), undefined);
+    const cost = declared <= UNCOUNTED_BODY_BYTES ? null : new JsonCost(BODY_LIMITS);
+    // The request, or what a preParsing hook gave in its place (a decoder counts what it read).
+    const stream = payload as Readable & { receivedEncodedLength?: number };
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const detach = (): void => {
+      stream.removeListener('data', onData);
+      stream.removeListener('end', onEnd);
+      stream.removeListener('error', onEnd);
+    };
+    // On a refusal the stream keeps flowing to no listener: what is still to come is dropped.
+    const refuse = (err: Error): void => {
+      detach();
+      done(err, undefined);
+    };
+    function onData(chunk: Buffer): void {
+      received += chunk.length;
+      if (received > limit || (stream.receivedEncodedLength ?? 0) > limit) {
+        return refuse(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
+      }
+      const over = cost?.push(chunk);
+      if (over !== undefined) return refuse(new BadRequestException(jsonBodyRefusalFor(over)));
+      chunks.push(chunk);
+    }
+    function onEnd(err?: Error & { statusCode?: number }): void {
+      detach();
+      if (err) {
+        if (!(typeof err.statusCode === 'number' && err.statusCode >= 400)) err.statusCode = 400;
+        return done(err, undefined);
+      }
+      if (!Number.isNaN(declared) && (stream.receivedEncodedLength || received) !== declared) {
+        return done(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH(), undefined);
+      }
+      // Node's HTTP parser gives each chunk memory of its own, so a lone chunk is kept as is.
+      const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received);
+      // Kept so that the proxy forwards the body as received instead of serialising it again.
+      (request as RawBodyRequest<typeof request>).rawBody = body;
+      void json(request, body.toString('utf8'), done);
+    }
+    stream.on('data', onData);
+    stream.on('end', onEnd);
+    stream.on('error', onEnd);
+    stream.resume();
+  };
 }
 
 /** How long a closing connection keeps reading what the client still sends (nginx: 5 s). */

@@ -1,8 +1,10 @@
 import fc from 'fast-check';
 import {
   countJson,
+  JsonCost,
   jsonBodyRefusal,
   JsonCounts,
+  JsonLimits,
   MAX_JSON_DEPTH,
   MAX_JSON_NODES,
   MAX_JSON_VALUES,
@@ -61,6 +63,118 @@ describe('countJson', () => {
     expect(countJson(Buffer.from('[1,2,3,4,5]'), limits).over).toBe('maxValues');
     expect(countJson(Buffer.from('[[],[],[],[]]'), limits).over).toBe('maxNodes');
     expect(countJson(Buffer.from('[[],[],[]]'), limits).over).toBeUndefined();
+  });
+});
+
+/** Counts `bytes` pushed in pieces cut at `cuts` (any order, any repeats: empty pieces too). */
+function countInPieces(bytes: Buffer, cuts: number[], limits: JsonLimits): JsonCounts {
+  const at = cuts.map((c) => c % (bytes.length + 1)).sort((a, b) => a - b);
+  const cost = new JsonCost(limits);
+  let from = 0;
+  for (const to of [...at, bytes.length]) {
+    cost.push(bytes.subarray(from, to));
+    from = to;
+  }
+  return cost.counts();
+}
+
+/** Counts `text` pushed one byte at a time. */
+function countByteByByte(text: string, limits: JsonLimits = UNBOUNDED): JsonCounts {
+  const bytes = Buffer.from(text);
+  return countInPieces(
+    bytes,
+    Array.from({ length: bytes.length }, (_, i) => i),
+    limits,
+  );
+}
+
+describe('JsonCost, pushed in pieces', () => {
+  it('counts what the whole text counts, wherever the pieces are cut', () => {
+    fc.assert(
+      fc.property(json, indent, fc.array(fc.nat(), { maxLength: 12 }), (value, space, cuts) => {
+        const bytes = Buffer.from(JSON.stringify(value, null, space));
+        expect(countInPieces(bytes, cuts, UNBOUNDED)).toEqual(
+          reference(JSON.parse(bytes.toString())),
+        );
+      }),
+      { numRuns: 2000, seed: SEED },
+    );
+  });
+
+  it('counts strings full of escapes cut anywhere, one byte at a time included', () => {
+    const escapes = fc.string({ unit: fc.constantFrom('\\', '"', '[', '{', ',', ':', 'é') });
+    const value = fc.oneof(fc.array(escapes), fc.dictionary(escapes, fc.array(escapes)));
+    fc.assert(
+      fc.property(value, fc.array(fc.nat(), { maxLength: 40 }), (v, cuts) => {
+        const text = JSON.stringify(v);
+        const counts = reference(JSON.parse(text));
+        expect(countInPieces(Buffer.from(text), cuts, UNBOUNDED)).toEqual(counts);
+        expect(countByteByByte(text)).toEqual(counts);
+      }),
+      { numRuns: 1000, seed: SEED },
+    );
+  });
+
+  it('goes over the same limit as the whole text, with the same counts, on any bytes', () => {
+    const limits = { maxDepth: 4, maxValues: 12, maxNodes: 6 };
+    const text = fc.oneof(
+      fc.tuple(json, indent).map(([v, space]) => JSON.stringify(v, null, space)),
+      fc.string({ unit: fc.constantFrom('[', ']', '{', '}', '"', '\\', ',', ':', '1', ' ') }),
+    );
+    fc.assert(
+      fc.property(text, fc.array(fc.nat(), { maxLength: 12 }), (t, cuts) => {
+        const bytes = Buffer.from(t);
+        expect(countInPieces(bytes, cuts, limits)).toEqual(countJson(bytes, limits));
+      }),
+      { numRuns: 3000, seed: SEED },
+    );
+  });
+
+  it.each([
+    ['an escaped quote cut after its backslash', String.raw`["a\"],[","b"]`],
+    ['an escaped backslash cut in two, then the closing quote', String.raw`["a\\",[1]]`],
+    ['a run of backslashes before an escaped quote', String.raw`{"k\\\\\\\"[{":[[],{}]}`],
+    [
+      'a unicode escape and multi-byte characters',
+      String.raw`{"\u0022":"é😀\\","x":[{"y":"\u005c"}]}`,
+    ],
+    [
+      'tokens and keys across pieces',
+      '{ "model" : "m" , "messages" : [ { } , [ 1 , 2.5e3 , true ] ] }',
+    ],
+  ])('counts %s one byte at a time', (_, text) => {
+    expect(countByteByByte(text)).toEqual(reference(JSON.parse(text)));
+  });
+
+  it('carries an escape over empty pieces', () => {
+    const cost = new JsonCost(UNBOUNDED);
+    const pieces = ['["a\\', '', '', '"]', '",[', '', '1]]'];
+    for (const piece of pieces) cost.push(Buffer.from(piece));
+    // Had the escape been dropped, the string would close after `a\` and `,[1]` be in a string.
+    expect(cost.counts()).toEqual(reference(JSON.parse(pieces.join(''))));
+  });
+
+  it('stops in the piece that goes over a limit, and ignores every later piece', () => {
+    const cost = new JsonCost({ maxDepth: 3, maxValues: 100, maxNodes: 4 });
+    expect(cost.push(Buffer.from('[[],['))).toBeUndefined();
+    // The fourth container is in the middle of this piece, the fifth goes over.
+    expect(cost.push(Buffer.from('],[],[],[],[],'))).toBe('maxNodes');
+    expect(cost.counts()).toMatchObject({ nodes: 5, over: 'maxNodes' });
+    expect(cost.push(Buffer.from('[[[[[[[[[[[[[['))).toBe('maxNodes');
+    expect(cost.counts()).toMatchObject({ depth: 2, nodes: 5, over: 'maxNodes' });
+  });
+
+  it.each<[keyof JsonLimits, string[]]>([
+    ['maxDepth', ['{"a":[[', '[[1]]]]}']],
+    ['maxValues', ['[1,2,', '3', ',4,5,6]']],
+    ['maxNodes', ['{"a":{},', '"b":{}', '}']],
+  ])('goes over %s in a later piece, where the whole text does', (limit, pieces) => {
+    const limits = { maxDepth: 3, maxValues: 5, maxNodes: 4 };
+    const cost = new JsonCost(limits);
+    const overs = pieces.map((p) => cost.push(Buffer.from(p)));
+    expect(overs[0]).toBeUndefined();
+    expect(overs.at(-1)).toBe(limit);
+    expect(cost.counts()).toEqual(countJson(Buffer.from(pieces.join('')), limits));
   });
 });
 
