@@ -18,9 +18,15 @@ export interface Predicted {
 export const PREDICTION_TIE = 0.05;
 
 /**
+ * The predictions of one call, by candidate index, so the tie-break's pass does not predict
+ * again. Grown to the largest candidate list seen; one call runs at a time (no await inside).
+ */
+let predicted = new Float64Array(64);
+
+/**
  * The candidate with the lowest predicted time to first token for a request of `promptTokens`
- * (contract §8, TTFT objective), near-ties (PREDICTION_TIE) to the fewest tokens ahead: two O(1)
- * predictions per candidate, one object for the answer. `ok` leaves out workers the router may
+ * (contract §8, TTFT objective), near-ties (PREDICTION_TIE) to the fewest tokens ahead: one O(1)
+ * prediction per candidate, no allocation but the answer. `ok` leaves out workers the router may
  * not use now (the queue's in-flight limit, the worker that just failed). Exact ties go to the
  * first candidate in the free list.
  */
@@ -30,20 +36,23 @@ export function lowestPrediction(
   promptTokens: number,
   ok?: (w: WorkerEntry) => boolean,
 ): Predicted | undefined {
+  if (predicted.length < candidates.length) predicted = new Float64Array(candidates.length * 2);
   let lowestMs = Infinity;
-  for (const w of candidates) {
-    if (ok !== undefined && !ok(w)) continue;
-    lowestMs = Math.min(lowestMs, predictor.predictMs(w, promptTokens));
+  for (let i = 0; i < candidates.length; i++) {
+    const w = candidates[i];
+    const ms = ok === undefined || ok(w) ? predictor.predictMs(w, promptTokens) : Infinity;
+    predicted[i] = ms;
+    if (ms < lowestMs) lowestMs = ms;
   }
   if (lowestMs === Infinity) return undefined;
   const tie = lowestMs + PREDICTION_TIE * Math.max(lowestMs, 0);
   let best: WorkerEntry | undefined;
   let bestMs = Infinity;
   let bestAhead = Infinity;
-  for (const w of candidates) {
-    if (ok !== undefined && !ok(w)) continue;
-    const ms = predictor.predictMs(w, promptTokens);
+  for (let i = 0; i < candidates.length; i++) {
+    const ms = predicted[i];
     if (ms > tie) continue;
+    const w = candidates[i];
     const ahead = w.prefillTokensAhead();
     if (ahead < bestAhead || (ahead === bestAhead && ms < bestMs)) {
       best = w;
