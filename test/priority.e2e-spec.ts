@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MODEL, ReportFields } from './support/bus';
 import { useSystem } from './support/fixtures';
-import { Answer, metricValue, OVERLOAD_BODY, post } from './support/http';
+import { Answer, metricValue, openStream, OVERLOAD_BODY, post } from './support/http';
 import { Heartbeat } from './support/nats-server';
 import { FrontendProcess, NATS_URL, waitFor } from './support/processes';
 
@@ -324,17 +324,7 @@ describe('the router queue serves critical requests first', () => {
   it('then standard, then sheddable, once the worker is free', async () => {
     // Holds the worker: ~2,000 tokens at speedup 1 take seconds; cancelled below.
     const holder = new AbortController();
-    const held = await fetch(`${sys.fe.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model: MODEL,
-        messages: [{ role: 'user', content: 'hold' }],
-        max_tokens: 2000,
-        stream: true,
-      }),
-      signal: holder.signal,
-    });
+    const held = await openStream(sys.fe.url, 2000, holder.signal);
     expect(held.status).toBe(200);
 
     const done: string[] = [];

@@ -1,7 +1,7 @@
 import { MODEL } from './support/bus';
 import { FakeWorker } from './support/fake-worker';
 import { useSystem } from './support/fixtures';
-import { metricValue, OVERLOAD_BODY, post } from './support/http';
+import { metricValue, openStream, OVERLOAD_BODY, post } from './support/http';
 import { waitFor } from './support/processes';
 
 /** Generous: a busy 2-core machine can be slow; speed belongs to the bench. */
@@ -38,17 +38,7 @@ async function streamed(
  */
 function holdInPrefill(base: string): { stop: () => void } {
   const abort = new AbortController();
-  fetch(`${base}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      model: MODEL,
-      messages: [{ role: 'user', content: 'Hold on' }],
-      max_tokens: 2,
-      stream: true,
-    }),
-    signal: abort.signal,
-  }).then(
+  openStream(base, 2, abort.signal).then(
     (res) => res.body?.cancel().catch(() => undefined),
     () => undefined,
   );

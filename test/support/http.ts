@@ -36,8 +36,11 @@ export function chat(base: string, extra: Record<string, unknown> = {}): Promise
   });
 }
 
-/** Opens a streamed chat completion of `maxTokens` tokens; read its body to follow it. */
-export function openStream(base: string, maxTokens = 200): Promise<Response> {
+/**
+ * Opens a streamed chat completion of `maxTokens` tokens; read its body to follow it, abort
+ * `signal` to give it up.
+ */
+export function openStream(base: string, maxTokens = 200, signal?: AbortSignal): Promise<Response> {
   return fetch(`${base}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -47,6 +50,7 @@ export function openStream(base: string, maxTokens = 200): Promise<Response> {
       max_tokens: maxTokens,
       stream: true,
     }),
+    signal,
   });
 }
 
