@@ -156,6 +156,24 @@ describe('TtftModel', () => {
     },
   );
 
+  // What the e2e spec of a worker that slows down ran into on a busy machine: the last two
+  // requests at the old speed each took 40 % longer than predicted (a run held, not yet a shift),
+  // then the worker turned ten times slower. The slow requests must start their own run, not end
+  // the held one with its median of 1.4.
+  it('a shift after a run of small misses the same way is caught within SHIFT_RUN requests', () => {
+    const sut = new TtftModel(seedFit(DEFAULT_BATCH_TOKENS));
+    const rnd = prng(7);
+    for (let i = 0; i < 100; i++) {
+      const u = rnd() * 4;
+      const kv = rnd();
+      sut.observe(u, kv, truth(1, u, kv));
+    }
+    sut.observe(0.4, 0, 1.4 * truth(1, 0.4, 0));
+    sut.observe(0.4, 0, 1.4 * truth(1, 0.4, 0));
+    for (let i = 0; i < SHIFT_RUN; i++) sut.observe(0.4, 0, truth(10, 0.4, 0));
+    expect(within(sut.predict(0.4, 0), truth(10, 0.4, 0))).toBe(true);
+  });
+
   // Smaller changes do not trip the shift rule every time and are followed by forgetting.
   it.each([1.5, 1.25, 0.8])('follows a %p× change by forgetting within 35 requests', (k) => {
     const { median, max } = adaptation(k, 0.1);

@@ -82,6 +82,15 @@ export const CLIP_FLOOR_MS = 1;
 export const SHIFT_TOLERANCE = 0.3;
 export const SHIFT_RUN = 3;
 
+/**
+ * The misses of one run must agree: an observation whose ratio to its prediction is more than
+ * this factor away from the run's median ratio does not continue the run but starts a new one
+ * (the run held so far is applied as ordinary updates). Without it two noisy misses of +40 %
+ * followed by the first request of a worker turned ten times slower made a run whose median said
+ * "1.4× slower", and the real shift then had to build a run of its own.
+ */
+export const SHIFT_AGREEMENT = 2;
+
 /** The fitted parameters: TTFT ≈ `baseMs` + `msPerUnit` × u + `msAtFullKv` × k. */
 export interface TtftFit {
   readonly baseMs: number;
@@ -238,7 +247,7 @@ export class TtftModel {
    */
   private watchForShift(u: number, k: number, y: number): void {
     let sign = this.missSign(u, k, y);
-    if (sign !== this.runSign && this.run.length > 0) {
+    if (this.run.length > 0 && (sign !== this.runSign || !this.agreesWithRun(u, k, y))) {
       this.applyRun();
       sign = this.missSign(u, k, y);
     }
@@ -249,13 +258,7 @@ export class TtftModel {
     this.runSign = sign;
     this.run.push([u, k, y]);
     if (this.run.length < SHIFT_RUN) return;
-    // Both sides at least the clip floor: a zero observation or fit cannot make a ratio 0 or ∞.
-    const scale = median(
-      this.run.map(
-        ([ru, rk, ry]) =>
-          Math.max(ry, CLIP_FLOOR_MS) / Math.max(this.predict(ru, rk), CLIP_FLOOR_MS),
-      ),
-    );
+    const scale = this.runRatio();
     // θ is linear in (Σ w φ y, θ₀): scaling both scales the fit exactly, and what the fit
     // remembers of the old speed with it.
     for (let i = 0; i < N; i++) {
@@ -264,6 +267,22 @@ export class TtftModel {
       this.xy[i] *= scale;
     }
     this.applyRun();
+  }
+
+  /** Observed ÷ predicted, both at least the clip floor (a zero cannot make a ratio 0 or ∞). */
+  private ratio(u: number, k: number, y: number): number {
+    return Math.max(y, CLIP_FLOOR_MS) / Math.max(this.predict(u, k), CLIP_FLOOR_MS);
+  }
+
+  /** The median ratio of the held run's observations (the fit is held while the run lasts). */
+  private runRatio(): number {
+    return median(this.run.map(([ru, rk, ry]) => this.ratio(ru, rk, ry)));
+  }
+
+  /** The observation misses by about as much as the held run does (within SHIFT_AGREEMENT). */
+  private agreesWithRun(u: number, k: number, y: number): boolean {
+    const r = this.ratio(u, k, y) / this.runRatio();
+    return r <= SHIFT_AGREEMENT && r >= 1 / SHIFT_AGREEMENT;
   }
 
   /** -1 or 1: the observation misses its prediction by more than SHIFT_TOLERANCE that way; else 0. */
