@@ -12,6 +12,9 @@ import {
   LOADS,
   OBJECTIVE_MULTIPLE,
   SAMPLE_SHARE,
+  TIGHT_SAMPLE_SHARE,
+  SampleKind,
+  TIGHT_MULTIPLE,
   Point,
   POLICIES,
   Policy,
@@ -72,9 +75,12 @@ export const goodputScenario: Scenario = {
       );
       const objective = [...ctx.objectiveFlags, '--ttft-slo-ms', String(objectiveMs)];
       const slo = await start('slo', objective);
-      const sampler = await start('slo-sample', [
-        ...objective,
-        ...['--ttft-slo-sample', String(SAMPLE_SHARE)],
+      const sampling = ['--ttft-slo-sample', String(SAMPLE_SHARE)];
+      const sampler = await start('slo-sample', [...objective, ...sampling]);
+      const tightMs = Math.round(TIGHT_MULTIPLE * unloaded.p50);
+      const tight = await start('slo-tight', [
+        ...ctx.objectiveFlags,
+        ...['--ttft-slo-ms', String(tightMs), '--ttft-slo-sample', String(TIGHT_SAMPLE_SHARE)],
       ]);
       const fe: Record<Policy, Started> = { off, static: stat, slo };
       await settle(off);
@@ -87,13 +93,18 @@ export const goodputScenario: Scenario = {
       const samples: SamplePoint[] = [];
       const classPoints: ClassPoint[] = [];
       const capacities: number[] = [];
-      const point = (target: Started, rate: number, mix = '-'): Promise<PointResult> =>
+      const point = (
+        target: Started,
+        rate: number,
+        mix = '-',
+        judgedBy = objectiveMs,
+      ): Promise<PointResult> =>
         runPoint(g, {
           target,
           observer: off,
           rate,
           mix,
-          objectiveMs,
+          objectiveMs: judgedBy,
           durationS,
           warmupS,
           drainS,
@@ -117,12 +128,31 @@ export const goodputScenario: Scenario = {
           }
         }
         const sampleRate = rateOf(4);
-        const s = await point(sampler, sampleRate);
-        samples.push({ ...s, round, rate: sampleRate });
-        ctx.log(
-          `${tag} 4× TTFT objective sampling ${100 * SAMPLE_SHARE} % of refusals: ${describe(s)}; ` +
-            `sampled refusals met ${s.sample.met}, missed ${s.sample.missed}, failed ${s.sample.failed}`,
-        );
+        const sampled: Array<[SampleKind, Started, number, string]> = [
+          [
+            'record',
+            sampler,
+            objectiveMs,
+            `TTFT objective sampling ${100 * SAMPLE_SHARE} % of refusals`,
+          ],
+          [
+            'tight',
+            tight,
+            tightMs,
+            `tighter objective (${tightMs} ms) admitting ${100 * TIGHT_SAMPLE_SHARE} % of its would-be refusals`,
+          ],
+          ['tight-static', stat, tightMs, `static thresholds judged by the tighter objective`],
+        ];
+        for (const [kind, target, judgedBy, what] of sampled) {
+          const s = await point(target, sampleRate, '-', judgedBy);
+          samples.push({ ...s, kind, round, rate: sampleRate });
+          ctx.log(
+            `${tag} 4× ${what}: ${describe(s)}` +
+              (kind === 'tight-static'
+                ? ''
+                : `; sampled refusals met ${s.sample.met}, missed ${s.sample.missed}, failed ${s.sample.failed}`),
+          );
+        }
         const classRate = rateOf(CLASS_LOAD);
         for (const run of rotate(Object.keys(CLASS_RUNS) as ClassRun[], round)) {
           const { mix, classes } = CLASS_RUNS[run];
@@ -154,9 +184,12 @@ export const goodputScenario: Scenario = {
         objectiveFlags: ctx.objectiveFlags.join(' '),
         objectiveMs,
         objectiveMultiple: OBJECTIVE_MULTIPLE,
+        tightMs,
+        tightMultiple: TIGHT_MULTIPLE,
         unloadedP50Ms: unloaded.p50,
         unloadedN: unloaded.n,
         sampleShare: SAMPLE_SHARE,
+        tightSampleShare: TIGHT_SAMPLE_SHARE,
         capacity: median(capacities) ?? NaN,
         capacities,
       });

@@ -1,4 +1,4 @@
-import { Point, SamplePoint } from './s7-types';
+import { Point, SampleKind, SamplePoint } from './s7-types';
 
 const finite = (xs: Array<number | null>): number[] =>
   xs.filter((x): x is number => x !== null && Number.isFinite(x));
@@ -6,6 +6,10 @@ const finite = (xs: Array<number | null>): number[] =>
 /** Share of the frontend's refusals made by the objective (both counters over the same interval). */
 export const byObjective = (p: Point | SamplePoint): number | null =>
   p.rejections > 0 ? p.slo_rejections / p.rejections : null;
+
+/** The sample points of one kind. */
+export const ofKind = (samples: SamplePoint[], kind: SampleKind): SamplePoint[] =>
+  samples.filter((s) => s.kind === kind);
 
 /** Wrong refusals: sampled would-be refusals that met the objective, pooled over the rounds. */
 export function wrongRefusals(samples: SamplePoint[]): {

@@ -10,6 +10,20 @@ export const LOADS = [0.5, 1, 2, 4];
  */
 export const OBJECTIVE_MULTIPLE = 10;
 
+/**
+ * A tighter objective for the wrong-refusal estimate, as the same multiple: about one and a half
+ * full engine steps. Beside the thresholds of record the objective of record refuses (almost)
+ * nothing of its own at 4×, so its refusals cannot be sampled; at this one it refuses on its own.
+ */
+export const TIGHT_MULTIPLE = 6;
+
+/**
+ * Share of its would-be refusals the tighter objective admits: all of them. Beside the thresholds
+ * it would refuse about 1 % of the requests they leave it (a 5 % sample of that caught none in a
+ * 6 s point), so judging every one adds about a tenth of capacity and no sampling error.
+ */
+export const TIGHT_SAMPLE_SHARE = 1;
+
 /** Share of would-be refusals the sampling frontend admits to see whether they would have met it. */
 export const SAMPLE_SHARE = 0.05;
 
@@ -95,8 +109,14 @@ export interface Point extends PointResult {
   rate: number;
 }
 
-/** The TTFT objective's 4× point with a share of would-be refusals admitted as a sample. */
+/**
+ * A 4× point of the wrong-refusal estimate: `record`, the objective frontend with a share of its
+ * would-be refusals admitted as a sample; `tight`, the same at the tighter objective; `tight-static`,
+ * the static thresholds judged by the tighter objective, for comparison.
+ */
+export type SampleKind = 'record' | 'tight' | 'tight-static';
 export interface SamplePoint extends PointResult {
+  kind: SampleKind;
   round: number;
   rate: number;
 }
@@ -124,6 +144,10 @@ export interface RunInfo {
   objectiveFlags: string;
   objectiveMs: number;
   objectiveMultiple: number;
+  /** The tighter objective of the wrong-refusal estimate, and its multiple. */
+  tightMs: number;
+  tightMultiple: number;
+  tightSampleShare: number;
   /** Unloaded TTFT p50 the objective is a multiple of, and how many requests it is of. */
   unloadedP50Ms: number;
   unloadedN: number;
