@@ -73,15 +73,15 @@ export const goodputScenario: Scenario = {
       ctx.log(
         `unloaded TTFT p50 ${fmt(unloaded.p50, 0)} ms (${unloaded.n} requests): objective ${objectiveMs} ms (${OBJECTIVE_MULTIPLE}×)`,
       );
-      const objective = [...ctx.objectiveFlags, '--ttft-slo-ms', String(objectiveMs)];
-      const slo = await start('slo', objective);
-      const sampling = ['--ttft-slo-sample', String(SAMPLE_SHARE)];
-      const sampler = await start('slo-sample', [...objective, ...sampling]);
-      const tightMs = Math.round(TIGHT_MULTIPLE * unloaded.p50);
-      const tight = await start('slo-tight', [
+      // The objective policy's flags with objective `ms`, admitting `sample` of its would-be refusals.
+      const objective = (ms: number, sample = 0): string[] => [
         ...ctx.objectiveFlags,
-        ...['--ttft-slo-ms', String(tightMs), '--ttft-slo-sample', String(TIGHT_SAMPLE_SHARE)],
-      ]);
+        ...['--ttft-slo-ms', String(ms), '--ttft-slo-sample', String(sample)],
+      ];
+      const slo = await start('slo', objective(objectiveMs));
+      const sampler = await start('slo-sample', objective(objectiveMs, SAMPLE_SHARE));
+      const tightMs = Math.round(TIGHT_MULTIPLE * unloaded.p50);
+      const tight = await start('slo-tight', objective(tightMs, TIGHT_SAMPLE_SHARE));
       const fe: Record<Policy, Started> = { off, static: stat, slo };
       await settle(off);
 

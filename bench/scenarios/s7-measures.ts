@@ -1,6 +1,6 @@
 import { Point, SampleKind, SamplePoint } from './s7-types';
 
-const finite = (xs: Array<number | null>): number[] =>
+export const finite = (xs: Array<number | null>): number[] =>
   xs.filter((x): x is number => x !== null && Number.isFinite(x));
 
 /** Share of the frontend's refusals made by the objective (both counters over the same interval). */

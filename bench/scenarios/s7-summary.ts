@@ -4,7 +4,7 @@ import { maxOf, median } from '../lib/util';
 import { classFigures, classPlots } from './s7-classes';
 import { details } from './s7-details';
 import { analysis } from './s7-analysis';
-import { ofKind, wrongRefusals } from './s7-measures';
+import { finite, ofKind, wrongRefusals } from './s7-measures';
 import { goodputPlots } from './s7-plots';
 import { Point, Policy, RunInfo, SamplePoint, ClassPoint } from './s7-types';
 
@@ -16,8 +16,6 @@ export type Row = (
   ok: boolean | null,
 ) => Figure;
 
-const finite = (xs: Array<number | null>): number[] =>
-  xs.filter((x): x is number => x !== null && Number.isFinite(x));
 const med = (xs: number[]): number => median(xs) ?? NaN;
 
 /** Figures of the runs, round by round (each round's loads are multiples of its own probe). */

@@ -12,12 +12,7 @@ import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import type { Duplex, Readable } from 'node:stream';
 import { encodeErrorBody } from '../errors/error-body';
-import {
-  BODY_LIMITS,
-  JsonCost,
-  jsonBodyRefusalFor,
-  UNCOUNTED_BODY_BYTES,
-} from '../request-body/json-cost';
+import { bodyCost, jsonBodyRefusalFor } from '../request-body/json-cost';
 import { REQUEST_ID_HEADER } from './logging';
 
 /*
@@ -115,7 +110,7 @@ export function readJsonBody(
   return (request, payload, done) => {
     const declared = Number(request.headers['content-length']);
     if (declared > limit) return done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(), undefined);
-    const cost = declared <= UNCOUNTED_BODY_BYTES ? null : new JsonCost(BODY_LIMITS);
+    const cost = bodyCost(declared);
     // The request, or what a preParsing hook gave in its place (a decoder counts what it read).
     const stream = payload as Readable & { receivedEncodedLength?: number };
     const chunks: Buffer[] = [];

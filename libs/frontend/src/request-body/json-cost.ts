@@ -49,7 +49,7 @@ const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
 
 /** The limits of a request body. */
-export const BODY_LIMITS: Readonly<JsonLimits> = {
+const BODY_LIMITS: Readonly<JsonLimits> = {
   maxDepth: MAX_JSON_DEPTH,
   maxValues: MAX_JSON_VALUES,
   maxNodes: MAX_JSON_NODES,
@@ -60,7 +60,15 @@ export const BODY_LIMITS: Readonly<JsonLimits> = {
  * (nesting past MAX_JSON_DEPTH takes 2 × 129 bytes to open and close), and what is not valid
  * the parse refuses.
  */
-export const UNCOUNTED_BODY_BYTES = 2 * MAX_JSON_DEPTH;
+const UNCOUNTED_BODY_BYTES = 2 * MAX_JSON_DEPTH;
+
+/**
+ * The counter of a request body of `bytes` (declared or known; NaN when not declared) against the
+ * limits of a request body, or null when a body that short need not be counted.
+ */
+export function bodyCost(bytes: number): JsonCost | null {
+  return bytes <= UNCOUNTED_BODY_BYTES ? null : new JsonCost(BODY_LIMITS);
+}
 
 /** The 400's message for a body over one of the limits of a request body. */
 export function jsonBodyRefusalFor(over: keyof JsonLimits): string {
@@ -82,8 +90,7 @@ export function jsonBodyRefusalFor(over: keyof JsonLimits): string {
  * goes over.
  */
 export function jsonBodyRefusal(body: Buffer): string | undefined {
-  if (body.length <= UNCOUNTED_BODY_BYTES) return undefined;
-  const over = new JsonCost(BODY_LIMITS).push(body);
+  const over = bodyCost(body.length)?.push(body);
   return over === undefined ? undefined : jsonBodyRefusalFor(over);
 }
 
