@@ -116,3 +116,42 @@ export function stallDetails(s: ScrapeStall): string {
     `frontend CPU per scrape ${fmt(s.cpuMsPerScrape)} ms (\`/proc\` ticks over ${s.stalls.length} back-to-back scrapes without the probe).`,
   ].join('\n');
 }
+
+/**
+ * `measureScrapeStall` on two frontends in alternating blocks of `block` scrapes (the order of
+ * the pair alternates too), `scrapes` on each: a comparison whose minutes are shared. The one not
+ * measured is stopped (SIGSTOP) meanwhile, so that its own timers cannot show as the other's
+ * stall on a shared core.
+ */
+export async function interleavedScrapeStalls(
+  a: { url: string; pid: number },
+  b: { url: string; pid: number },
+  scrapes: number,
+  block = 5,
+): Promise<[ScrapeStall, ScrapeStall]> {
+  const parts: [ScrapeStall[], ScrapeStall[]] = [[], []];
+  for (let i = 0; i * block < scrapes; i++) {
+    const n = Math.min(block, scrapes - i * block);
+    for (const k of i % 2 === 0 ? [0, 1] : [1, 0]) {
+      const [fe, other] = k === 0 ? [a, b] : [b, a];
+      process.kill(other.pid, 'SIGSTOP');
+      try {
+        parts[k].push(await measureScrapeStall(fe.url, fe.pid, n));
+      } finally {
+        process.kill(other.pid, 'SIGCONT');
+      }
+    }
+  }
+  return [joinStalls(parts[0]), joinStalls(parts[1])];
+}
+
+function joinStalls(parts: ScrapeStall[]): ScrapeStall {
+  const n = parts.reduce((sum, p) => sum + p.stalls.length, 0);
+  return {
+    stalls: parts.flatMap((p) => p.stalls),
+    idleGaps: parts.flatMap((p) => p.idleGaps),
+    scrapeMs: parts.flatMap((p) => p.scrapeMs),
+    cpuMsPerScrape: parts.reduce((sum, p) => sum + p.cpuMsPerScrape * p.stalls.length, 0) / n,
+    bytes: parts[parts.length - 1]?.bytes ?? 0,
+  };
+}

@@ -9,6 +9,7 @@ import { goodputScenario } from './s7-goodput';
 import { memoryScenario } from './s8-memory';
 import { bridgeScenario } from './s9-bridge';
 import { runtimeScenario } from './s10-runtime';
+import { youngGenerationScenario } from './s11-young-generation';
 
 /** Every scenario of issue 5, in the order they run. */
 export const SCENARIOS: Scenario[] = [
@@ -22,4 +23,5 @@ export const SCENARIOS: Scenario[] = [
   memoryScenario,
   bridgeScenario,
   runtimeScenario,
+  youngGenerationScenario,
 ];

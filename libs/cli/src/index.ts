@@ -37,3 +37,8 @@ export {
   type CommandLineIo,
   type CommandLineResult,
 } from './command-line';
+export {
+  YOUNG_GENERATION_FLAG,
+  youngGenerationAdvice,
+  youngGenerationCapped,
+} from './young-generation';

@@ -2,6 +2,7 @@ import { Logger as NestLogger, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { InProcessBus } from '@sluice/bus';
+import { youngGenerationAdvice } from '@sluice/cli';
 import { redactedUrl } from '@sluice/contracts';
 import { installAdmission } from './admission/early-refusal.hook';
 import { AdmissionPolicy } from './admission/admission-policy';
@@ -78,6 +79,8 @@ export async function createFrontendApp(
   const url = listeningUrl(app, config);
   // The app runs on whatever Node starts it (only npm scripts insist on the one of record).
   log.log(`frontend listening on ${url} (bus: ${bus}; Node ${process.version})`);
+  const advice = youngGenerationAdvice(process.execArgv, process.env.NODE_OPTIONS);
+  if (advice) log.log(advice);
   log.log(describeAdmission(config));
   log.log(describePriority(config));
   log.log(

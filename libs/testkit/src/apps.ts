@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Proc, spawnApp, SpawnOptions } from './process';
 import { ProcessGroup } from './process-group';
+// By path, not '@sluice/cli': the e2e run's global setup loads this file outside Jest's mapping.
+import { YOUNG_GENERATION_FLAG } from '../../cli/src/young-generation';
 import { freePort, waitFor } from './wait';
 
 /** A Sluice app listening on loopback. */
@@ -59,6 +61,12 @@ export function storeDataDir(): string {
   return dir;
 }
 
+/**
+ * Node's own flags for the frontend (and `npm start`) as shipped: the young-generation cap of
+ * the image and the npm scripts. A caller's `nodeArgs` replace them (`[]`: V8's defaults).
+ */
+export const FRONTEND_NODE_ARGS: readonly string[] = [YOUNG_GENERATION_FLAG];
+
 /** Spawns through the group when there is one, so the group stops it. */
 function start(group: ProcessGroup | undefined, app: string, args: string[], o: SpawnOptions) {
   return group ? group.app(app, args, o) : spawnApp(app, args, o);
@@ -95,7 +103,7 @@ export async function startFrontend(o: FrontendOptions): Promise<FrontendStarted
       ...(ownStore ? [] : ['--data-dir', storeDataDir()]),
       ...flags,
     ],
-    o,
+    { ...o, nodeArgs: o.nodeArgs ?? [...FRONTEND_NODE_ARGS] },
   );
   const url = `http://127.0.0.1:${port}`;
   await proc.waitForOutput(/frontend listening on/, START_TIMEOUT_MS);
@@ -126,7 +134,7 @@ export async function startEmbedded(o: EmbeddedOptions = {}): Promise<Started> {
       ...(ownStore ? [] : ['--data-dir', storeDataDir()]),
       ...flags,
     ],
-    o,
+    { ...o, nodeArgs: o.nodeArgs ?? [...FRONTEND_NODE_ARGS] },
   );
   await proc.waitForOutput(o.ready ?? /sluice: ready at/, START_TIMEOUT_MS);
   return { proc, url: `http://127.0.0.1:${port}`, port };
