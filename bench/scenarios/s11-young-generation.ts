@@ -5,6 +5,7 @@ import { Heartbeat, ReportBus } from '../lib/bus';
 import { BenchContext, CPU, Figure, Scenario, ScenarioResult } from '../lib/context';
 import { fixedRate } from '../lib/fixed-rate';
 import { chatBody, httpPost, isOverload, MODEL } from '../lib/http';
+import { CpuMeter } from '../lib/procfs';
 import { DECODE_SHEDDING, startFrontend, startWorker } from '../lib/sluice';
 import { fmt, maxOf, median, minOf, rotate, uniqueNamespace, waitFor } from '../lib/util';
 
@@ -21,9 +22,21 @@ const LABEL: Record<Subject, string> = {
 interface Samples {
   rejected: number[];
   admitted: number[];
+  /** The frontend's CPU per answer (µs, from /proc) during the max-rate runs. */
+  rejectedCpuUs: number[];
+  admittedCpuUs: number[];
   p50: number[];
   p99: number[];
 }
+
+const noSamples = (): Samples => ({
+  rejected: [],
+  admitted: [],
+  rejectedCpuUs: [],
+  admittedCpuUs: [],
+  p50: [],
+  p99: [],
+});
 
 /**
  * Scenario 11: what the young-generation cap the frontend ships with costs on the request
@@ -52,6 +65,7 @@ export const youngGenerationScenario: Scenario = {
       const common = { natsUrl: ctx.natsUrl, databaseUrl: ctx.databaseUrl, namespace: ns };
       const nodeArgs: Record<Subject, string[]> = { capped: [...FRONTEND_NODE_ARGS], defaults: [] };
       const urls = {} as Record<Subject, string>;
+      const pids = {} as Record<Subject, number>;
       for (const s of SUBJECTS) {
         const fe = await startFrontend(g, {
           ...common,
@@ -61,6 +75,7 @@ export const youngGenerationScenario: Scenario = {
           nodeArgs: nodeArgs[s],
         });
         urls[s] = fe.url;
+        pids[s] = fe.proc.pid;
       }
       const rejectBody = chatBody(BUSY_MODEL);
       const admitBody = chatBody(MODEL);
@@ -83,18 +98,17 @@ export const youngGenerationScenario: Scenario = {
         await autocannon(g, { url: `${urls[s]}${PATH}`, body: rejectBody, durationS: warmup / 3 });
         await autocannon(g, { url: `${urls[s]}${PATH}`, body: admitBody, durationS: warmup });
       }
-      const out: Record<Subject, Samples> = {
-        capped: { rejected: [], admitted: [], p50: [], p99: [] },
-        defaults: { rejected: [], admitted: [], p50: [], p99: [] },
-      };
+      const out: Record<Subject, Samples> = { capped: noSamples(), defaults: noSamples() };
       for (let r = 0; r < rounds; r++) {
         const order = rotate(SUBJECTS, r);
         // Each frontend's maximum rate on a path, in this round's order.
         const maxRate = async (body: string, status: string, into: 'rejected' | 'admitted') => {
           for (const s of order) {
+            const meter = new CpuMeter(pids[s]);
             const a = await autocannon(g, { url: `${urls[s]}${PATH}`, body, durationS: seconds });
             expectOnly(a, status, `${s} ${into}`);
             out[s][into].push(a.rps);
+            out[s][`${into}CpuUs`].push((meter.usedMs() * 1000) / a.total);
           }
         };
         await maxRate(rejectBody, '503', 'rejected');
@@ -161,6 +175,14 @@ function summarize(
       ratios(capped.admitted, defaults.admitted),
     ),
     ratioFigure(
+      `Young-generation cap: frontend CPU per 503, ${YOUNG_GENERATION_FLAG} ÷ V8's defaults`,
+      ratios(capped.rejectedCpuUs, defaults.rejectedCpuUs),
+    ),
+    ratioFigure(
+      `Young-generation cap: frontend CPU per proxied 200, ${YOUNG_GENERATION_FLAG} ÷ V8's defaults`,
+      ratios(capped.admittedCpuUs, defaults.admittedCpuUs),
+    ),
+    ratioFigure(
       `Young-generation cap: admitted p50 at ${rate} req/s, ${YOUNG_GENERATION_FLAG} ÷ V8's defaults`,
       ratios(capped.p50, defaults.p50),
     ),
@@ -172,7 +194,7 @@ function summarize(
   const row = (s: Subject): string => {
     const o = out[s];
     const m = (xs: number[], d: number): string => fmt(median(xs), d);
-    return `| ${LABEL[s]} | ${m(o.rejected, 0)} | ${m(o.admitted, 0)} | ${m(o.p50, 2)} | ${m(o.p99, 1)} |`;
+    return `| ${LABEL[s]} | ${m(o.rejected, 0)} | ${m(o.rejectedCpuUs, 1)} | ${m(o.admitted, 0)} | ${m(o.admittedCpuUs, 1)} | ${m(o.p50, 2)} | ${m(o.p99, 1)} |`;
   };
   const details = [
     'Two frontends on the same NATS, database and simulated worker (`--speedup 0`), both on CPU 0:',
@@ -180,11 +202,12 @@ function summarize(
     'young generation grows to 64 MB per semi-space). Each round measures both, in turn (the order',
     `alternates): autocannon for ${seconds} s at 50 connections on the rejection path (a model whose`,
     'only worker is over the threshold) and on the admitted path, then the fixed-rate client for',
-    `${seconds} s at ${rate} req/s on the admitted path. ${rounds} rounds after a warm-up; the figures`,
+    `${seconds} s at ${rate} req/s on the admitted path; the frontend's CPU per answer is read from /proc`,
+    `during the max-rate runs. ${rounds} rounds after a warm-up; the figures`,
     "are medians of each round's ratio. Medians over the rounds:",
     '',
-    '| frontend | 503s req/s | 200s req/s | admitted p50 ms | admitted p99 ms |',
-    '| --- | ---: | ---: | ---: | ---: |',
+    '| frontend | 503s req/s | µs CPU per 503 | 200s req/s | µs CPU per 200 | admitted p50 ms | admitted p99 ms |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
     row('capped'),
     row('defaults'),
   ].join('\n');
