@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { CPU } from './context';
-import { FRONTEND_NODE_ARGS, ProcessGroup } from '@sluice/testkit';
+import { ProcessGroup } from '@sluice/testkit';
 import { monotonicUs, ProfileSummary, summarizeProfile } from './profile';
 import { FrontendOptions, startFrontend, Started } from './sluice';
 
@@ -20,7 +20,6 @@ export async function startProfiledFrontend(
     name: 'frontend-profiled',
     cpu: CPU.server,
     nodeArgs: [
-      ...FRONTEND_NODE_ARGS,
       '--cpu-prof',
       `--cpu-prof-dir=${dir}`,
       '-r',

@@ -12,7 +12,7 @@ export const DECODE_SHEDDING = [
   '0.85',
 ];
 
-export interface FrontendOptions extends SpawnOptions {
+export interface FrontendOptions extends SpawnOptions, testkit.ShippedNodeArgs {
   natsUrl: string;
   databaseUrl: string;
   namespace: string;

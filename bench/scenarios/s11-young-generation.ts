@@ -1,5 +1,4 @@
 import { YOUNG_GENERATION_FLAG } from '@sluice/cli';
-import { FRONTEND_NODE_ARGS } from '@sluice/testkit';
 import { autocannon, expectOnly } from '../lib/autocannon';
 import { Heartbeat, ReportBus } from '../lib/bus';
 import { BenchContext, CPU, Figure, Scenario, ScenarioResult } from '../lib/context';
@@ -63,7 +62,6 @@ export const youngGenerationScenario: Scenario = {
         cpu: CPU.client,
       });
       const common = { natsUrl: ctx.natsUrl, databaseUrl: ctx.databaseUrl, namespace: ns };
-      const nodeArgs: Record<Subject, string[]> = { capped: [...FRONTEND_NODE_ARGS], defaults: [] };
       const urls = {} as Record<Subject, string>;
       const pids = {} as Record<Subject, number>;
       for (const s of SUBJECTS) {
@@ -72,7 +70,8 @@ export const youngGenerationScenario: Scenario = {
           cpu: CPU.server,
           flags: DECODE_SHEDDING,
           name: `frontend-${s}`,
-          nodeArgs: nodeArgs[s],
+          // As shipped, or with none of the shipped Node flags: V8's defaults.
+          ...(s === 'defaults' ? { shippedNodeArgs: [] } : {}),
         });
         urls[s] = fe.url;
         pids[s] = fe.proc.pid;

@@ -4,7 +4,7 @@ import { fixedRate, FixedRateResult } from '../lib/fixed-rate';
 import { Flood, FloodDone, FLOOD_MODEL, SENTINEL_MODEL, SENTINEL_WORKER } from '../lib/flood';
 import { chatBody, isOverload, metrics, metricSum, PacedProber } from '../lib/http';
 import { NatsMonitor } from '../lib/nats-monitor';
-import { FRONTEND_NODE_ARGS, ProcessGroup } from '@sluice/testkit';
+import { ProcessGroup } from '@sluice/testkit';
 import { profileMarkdown, ProfileSummary } from '../lib/profile';
 import { startProfiledFrontend } from '../lib/profiled-frontend';
 import { CpuMeter } from '../lib/procfs';
@@ -200,7 +200,7 @@ export async function startRig(
   g: ProcessGroup,
   prefix: string,
   mode: 'busy' | 'mixed',
-  /** Node flags of the frontend beside those it ships with (e.g. an inspector). */
+  /** Node flags of the frontend after those it ships with (e.g. an inspector). */
   nodeArgs: string[] = [],
 ): Promise<Rig> {
   const priv = await startPrivateNats(g, CPU.client);
@@ -214,11 +214,7 @@ export async function startRig(
       name: 'worker-sentinel',
     });
     const frontendOptions = { natsUrl, databaseUrl: ctx.databaseUrl, namespace: ns, flags: FLAGS };
-    const fe = await startFrontend(g, {
-      ...frontendOptions,
-      cpu: CPU.server,
-      nodeArgs: [...FRONTEND_NODE_ARGS, ...nodeArgs],
-    });
+    const fe = await startFrontend(g, { ...frontendOptions, cpu: CPU.server, nodeArgs });
     const flood = await Flood.start(g, {
       natsUrl,
       namespace: ns,

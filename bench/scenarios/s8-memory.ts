@@ -18,8 +18,8 @@ import { CONNECTIONS, RANKS, Rig, startRig, WORKERS } from './s4-ingest';
 const RSS_TARGET_MB = 250;
 /**
  * "No growth trend": what the frontend keeps — V8's heap and ArrayBuffer stores right after a
- * full collection forced through its inspector — grows by less than this per minute between the
- * end of the warm-up and the end of the run. RSS cannot tell: V8 keeps pages it has grown into
+ * full collection forced through its inspector — grows by less than this per minute between
+ * before the load and its end. RSS cannot tell: V8 keeps pages it has grown into
  * committed, so RSS steps up to a plateau with no leak at all, and a sawtooth comes and goes.
  */
 const TREND_LIMIT_MB_PER_MIN = 2;
@@ -47,6 +47,7 @@ export const memoryScenario: Scenario = {
         ...rig.frontendOptions,
         cpu: CPU.server,
         name: 'frontend-v8-defaults',
+        shippedNodeArgs: [],
         nodeArgs: [inspectFlag(besidePort)],
       });
       const durationS = ctx.quick ? 12 : 120;
@@ -118,19 +119,17 @@ export const memoryScenario: Scenario = {
       ctx.log(`scrape stall ${stall.stalls.map((x) => fmt(x)).join(', ')} ms`);
       ctx.log(`V8 defaults beside: ${besideStall.stalls.map((x) => fmt(x)).join(', ')} ms`);
       return summarize(
-        samples,
-        besideSamples,
-        stall,
-        besideStall,
-        retained,
-        besideRetained,
-        warmupS,
-        durationS,
-        rssStart,
-        tracked,
-        stopped.sent / durationS,
-        t,
-        ctx.quick,
+        { rss: samples, retained, stall },
+        { rss: besideSamples, retained: besideRetained, stall: besideStall },
+        {
+          warmupS,
+          durationS,
+          rssStart,
+          tracked,
+          reportRate: stopped.sent / durationS,
+          traffic: t,
+          quick: ctx.quick,
+        },
       );
     } finally {
       await rig?.bus.close();
@@ -139,21 +138,30 @@ export const memoryScenario: Scenario = {
   },
 };
 
-function summarize(
-  samples: Array<[number, number]>,
-  besideSamples: Array<[number, number]>,
-  stall: ScrapeStall,
-  besideStall: ScrapeStall,
-  retained: Array<[number, number]>,
-  besideRetained: Array<[number, number]>,
-  warmupS: number,
-  durationS: number,
-  rssStart: number | null,
-  tracked: number,
-  reportRate: number,
-  traffic: { sent: number; statuses: Record<string, number>; p99_us: number | null },
-  quick: boolean,
-): ScenarioResult {
+/** What the scenario measured of one frontend: [s, MB] series and its scrape stalls. */
+interface Measured {
+  /** RSS every 2 s. */
+  rss: Array<[number, number]>;
+  /** V8's heap and ArrayBuffer stores after a forced full collection. */
+  retained: Array<[number, number]>;
+  stall: ScrapeStall;
+}
+
+/** The run around the measures (the frontend as shipped, its load). */
+interface RunFacts {
+  warmupS: number;
+  durationS: number;
+  rssStart: number | null;
+  tracked: number;
+  reportRate: number;
+  traffic: { sent: number; statuses: Record<string, number>; p99_us: number | null };
+  quick: boolean;
+}
+
+function summarize(shipped: Measured, beside: Measured, run: RunFacts): ScenarioResult {
+  const { rss: samples, retained, stall } = shipped;
+  const { rss: besideSamples, retained: besideRetained, stall: besideStall } = beside;
+  const { warmupS, durationS, rssStart, tracked, reportRate, traffic, quick } = run;
   const rss = samples.map(([, y]) => y);
   const steady = samples.filter(([x]) => x >= warmupS);
   const rawTrend = slope(steady) * 60;
@@ -208,6 +216,7 @@ function summarize(
       name: `Event-loop stall of a \`/metrics\` scrape beside it, V8's default young generation (scrapes interleaved)`,
       target: '(compare)',
       verdict: 'n/a',
+      note: 'median scrape',
     },
   ];
   const every = Math.max(1, Math.floor(samples.length / 12));

@@ -37,8 +37,4 @@ export {
   type CommandLineIo,
   type CommandLineResult,
 } from './command-line';
-export {
-  YOUNG_GENERATION_FLAG,
-  youngGenerationAdvice,
-  youngGenerationCapped,
-} from './young-generation';
+export { YOUNG_GENERATION_FLAG, youngGenerationAdvice } from './young-generation';

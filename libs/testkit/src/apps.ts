@@ -63,9 +63,24 @@ export function storeDataDir(): string {
 
 /**
  * Node's own flags for the frontend (and `npm start`) as shipped: the young-generation cap of
- * the image and the npm scripts. A caller's `nodeArgs` replace them (`[]`: V8's defaults).
+ * the image and the npm scripts.
  */
 export const FRONTEND_NODE_ARGS: readonly string[] = [YOUNG_GENERATION_FLAG];
+
+/** For apps that ship with Node flags of their own (the frontend, `npm start`). */
+export interface ShippedNodeArgs {
+  /**
+   * The Node flags the app ships with: `FRONTEND_NODE_ARGS` unless given (`[]`: V8's own
+   * defaults). A caller's `nodeArgs` (a profiler, an inspector) come after them.
+   */
+  shippedNodeArgs?: readonly string[];
+}
+
+/** Spawn options with the shipped Node flags first, then the caller's. */
+function withShippedNodeArgs(o: SpawnOptions & ShippedNodeArgs): SpawnOptions {
+  const { shippedNodeArgs = FRONTEND_NODE_ARGS, ...rest } = o;
+  return { ...rest, nodeArgs: [...shippedNodeArgs, ...(o.nodeArgs ?? [])] };
+}
 
 /** Spawns through the group when there is one, so the group stops it. */
 function start(group: ProcessGroup | undefined, app: string, args: string[], o: SpawnOptions) {
@@ -75,7 +90,7 @@ function start(group: ProcessGroup | undefined, app: string, args: string[], o: 
 const healthy = async (url: string): Promise<boolean> =>
   (await fetch(`${url}/health`)).status === 200;
 
-export interface FrontendOptions extends SpawnOptions {
+export interface FrontendOptions extends SpawnOptions, ShippedNodeArgs {
   natsUrl: string;
   namespace?: string;
   flags?: string[];
@@ -103,7 +118,7 @@ export async function startFrontend(o: FrontendOptions): Promise<FrontendStarted
       ...(ownStore ? [] : ['--data-dir', storeDataDir()]),
       ...flags,
     ],
-    { ...o, nodeArgs: o.nodeArgs ?? [...FRONTEND_NODE_ARGS] },
+    withShippedNodeArgs(o),
   );
   const url = `http://127.0.0.1:${port}`;
   await proc.waitForOutput(/frontend listening on/, START_TIMEOUT_MS);
@@ -111,7 +126,7 @@ export async function startFrontend(o: FrontendOptions): Promise<FrontendStarted
   return { proc, url, port, namespace };
 }
 
-export interface EmbeddedOptions extends SpawnOptions {
+export interface EmbeddedOptions extends SpawnOptions, ShippedNodeArgs {
   flags?: string[];
   /** What its start line must say beyond `sluice: ready at` (e.g. how it reads engines). */
   ready?: RegExp;
@@ -134,7 +149,7 @@ export async function startEmbedded(o: EmbeddedOptions = {}): Promise<Started> {
       ...(ownStore ? [] : ['--data-dir', storeDataDir()]),
       ...flags,
     ],
-    { ...o, nodeArgs: o.nodeArgs ?? [...FRONTEND_NODE_ARGS] },
+    withShippedNodeArgs(o),
   );
   await proc.waitForOutput(o.ready ?? /sluice: ready at/, START_TIMEOUT_MS);
   return { proc, url: `http://127.0.0.1:${port}`, port };
