@@ -90,6 +90,21 @@ describe('TtftPredictor', () => {
     });
   });
 
+  it('tells how long a worker has gone without a first token checking its prediction', () => {
+    report('w1');
+    expect(sut.uncheckedForMs(worker('w1'))).toBe(Infinity);
+    jest.useFakeTimers();
+    try {
+      sut.observe('w1', 500, 0, 0, 400);
+      jest.advanceTimersByTime(250);
+      expect(sut.uncheckedForMs(worker('w1'))).toBe(250);
+    } finally {
+      jest.useRealTimers();
+    }
+    report('w1', { endpoint: 'http://elsewhere:9001' }); // replaced: never checked
+    expect(sut.uncheckedForMs(worker('w1'))).toBe(Infinity);
+  });
+
   it('starts again from the seed for a worker that was replaced', () => {
     report('w1');
     sut.observe('w1', 500, 0, 0, 400);

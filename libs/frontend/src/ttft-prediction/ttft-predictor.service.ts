@@ -33,6 +33,8 @@ export interface TtftModelView extends TtftFit, TtftPrediction {
 @Injectable()
 export class TtftPredictor {
   private readonly models = new WeakMap<WorkerEntry, TtftModel>();
+  /** When each worker's fit was last checked by a first token (`performance.now()` based). */
+  private readonly checkedAt = new WeakMap<WorkerEntry, number>();
 
   constructor(private readonly registry: WorkerRegistry) {}
 
@@ -81,6 +83,16 @@ export class TtftPredictor {
       this.models.set(worker, model);
     }
     model.observe(workUnits(tokensAhead, promptTokens), kvUsage, ttftMs);
+    this.checkedAt.set(worker, performance.now());
+  }
+
+  /**
+   * Milliseconds since a first token on the worker last checked its prediction (Infinity for a
+   * worker never observed): how far its prediction can have drifted from what the worker does.
+   */
+  uncheckedForMs(worker: WorkerEntry, now = performance.now()): number {
+    const at = this.checkedAt.get(worker);
+    return at === undefined ? Infinity : now - at;
   }
 
   /** The model of a worker, for the status page: its fit and what it predicts for an empty prompt. */

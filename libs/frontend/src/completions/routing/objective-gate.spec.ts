@@ -8,7 +8,7 @@ import { WorkerEntry } from '../../worker-monitor/worker-entry';
 import { Ask } from './ask';
 import { Admit, ObjectiveGate, Queue } from './objective-gate';
 import { M, routingFixture, RoutingFixture } from './routing.fixture';
-import { WorkerChoice } from './worker-choice';
+import { EXPLORE_UNCHECKED_MS, WorkerChoice } from './worker-choice';
 
 // The seed of a worker stepping 100 tokens predicts 20 ms + 1 ms per prompt token.
 describe('ObjectiveGate', () => {
@@ -120,7 +120,7 @@ describe('ObjectiveGate', () => {
     expect(wouldReject).not.toHaveBeenCalled();
   });
 
-  describe('exploration (a would-be refusal on a worker with nothing of ours in prefill)', () => {
+  describe('exploration (a would-be refusal on a worker whose prediction goes unchecked)', () => {
     it('admits to the worker with nothing of ours waiting for its first token instead', () => {
       fx.report('w1');
       fx.report('w2');
@@ -130,6 +130,33 @@ describe('ObjectiveGate', () => {
       const got = admitted(sut.atArrival(ask(11), 30, 0));
       expect(got).toMatchObject({ worker: 'w2', objectiveMs: 30, sample: false });
       prefilling('w2'); // one exploration at a time per worker
+      expect(refusalOf(() => sut.atArrival(ask(11), 30, 0))).toBe(OBJECTIVE_MISSED);
+    });
+
+    it('explores a worker with none of ours in flight at once, however recent its first token', () => {
+      fx.report('w1');
+      for (let i = 0; i < 5; i++) fx.predictor.observe('w1', 0, 0, 0, 400);
+      expect(admitted(sut.atArrival(ask(11), 30, 0))).toMatchObject({
+        worker: 'w1',
+        sample: false,
+      });
+    });
+
+    it('does not explore a worker whose first tokens keep checking its prediction', () => {
+      fx.report('w1');
+      for (let i = 0; i < 5; i++) fx.predictor.observe('w1', 0, 0, 0, 400); // a first token now
+      fx.traffic.of(worker('w1')).requests = 2; // ours, past their first token: decoding
+      expect(refusalOf(() => sut.atArrival(ask(11), 30, 0))).toBe(OBJECTIVE_MISSED);
+      jest.advanceTimersByTime(EXPLORE_UNCHECKED_MS - 1);
+      expect(refusalOf(() => sut.atArrival(ask(11), 30, 0))).toBe(OBJECTIVE_MISSED);
+      // No first token there for EXPLORE_UNCHECKED_MS: the fit may have drifted, explore it.
+      jest.advanceTimersByTime(1);
+      expect(admitted(sut.atArrival(ask(11), 30, 0))).toMatchObject({
+        worker: 'w1',
+        sample: false,
+      });
+      // Its first token checks the fit again.
+      fx.predictor.observe('w1', 11, 0, 0, 400);
       expect(refusalOf(() => sut.atArrival(ask(11), 30, 0))).toBe(OBJECTIVE_MISSED);
     });
 

@@ -26,11 +26,14 @@ export interface Queue {
  * gets a request if its prediction is within the objective of the request's class; otherwise the
  * request waits in the router queue while some free worker could still meet its deadline, or it
  * is a would-be refusal. A would-be refusal is first explored: admitted to the free worker with
- * the lowest prediction among those where none of this frontend's requests waits for its first
- * token. The predictor learns only from admitted requests, so a fit inflated under overload
- * would otherwise refuse everything forever once load falls; with nothing of ours ahead of it,
- * such a worker's prediction is the one least to be trusted, and its first token corrects the
- * fit. One exploration at a time per worker (it waits for its first token there) bounds the cost.
+ * the lowest prediction among those whose prediction nothing checks now — nothing of this
+ * frontend's waits for its first token there, and either nothing of ours is there at all or no
+ * first token has come from it for EXPLORE_UNCHECKED_MS. The predictor learns only from admitted
+ * requests, so a fit inflated under overload would otherwise refuse everything forever once load
+ * falls; such a worker's prediction is the one least to be trusted, and the explored request's
+ * first token corrects the fit. One exploration at a time per worker (it waits for its first
+ * token there) bounds the cost; a worker whose first tokens keep checking its prediction is not
+ * explored, since a request sent there against a prediction over the objective misses it.
  * Only when no worker can be explored is the would-be refusal refused, sampled, or admitted, by
  * the model's admission mode. The gate decides; the router leases and queues.
  */
@@ -105,18 +108,18 @@ export class ObjectiveGate {
   }
 
   /**
-   * No free worker is predicted to meet the objective: explored if a free worker has nothing of
-   * ours waiting for its first token; else refused in mode token-capacity (but for a
+   * No free worker is predicted to meet the objective: explored if a free worker's prediction
+   * goes unchecked (WorkerChoice.lowestExplorable); else refused in mode token-capacity (but for a
    * `--ttft-slo-sample` share, admitted to measure the gate), counted and admitted in shadow mode,
    * admitted with mode none — to the lowest prediction.
    */
   private refuseOrAdmit(ask: Ask, best: Predicted, objective: number): Admit {
     const { model, priority } = ask;
-    const alone = this.choice.lowestAlone(
+    const explored = this.choice.lowestExplorable(
       this.choice.candidates(model, priority),
       ask.promptTokens,
     );
-    if (alone) return admit(alone, objective);
+    if (explored) return admit(explored, objective);
     switch (this.thresholds.admissionControl(model.name)) {
       case 'token-capacity': {
         const p = this.config.ttftSloSample;

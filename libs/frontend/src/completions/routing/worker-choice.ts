@@ -8,6 +8,18 @@ import { ModelRoute, pickWorker } from './worker-picker';
 import { WorkerTraffic } from './worker-traffic';
 
 /**
+ * A worker still running requests of this frontend is explored only once its prediction has gone
+ * this long unchecked by a first token. Under load, first tokens come every engine step and check
+ * the fit all the time: a prediction over the objective there is the worker's real state, and a
+ * request explored into it misses (docs/architecture.md, "TTFT objective"). A fit inflated by an overload that has passed gets no first tokens once the gate refuses: after
+ * this long, the next would-be refusal is explored and corrects it. A second is several engine
+ * steps of any engine the contract's reports describe, and bounds how long such a gate refuses
+ * in error while requests of ours are still decoding there; a worker with none of ours in flight
+ * is explored at once.
+ */
+export const EXPLORE_UNCHECKED_MS = 1000;
+
+/**
  * Which workers may take a request: the candidates for its priority class, the ones the router
  * queue's in-flight limit leaves eligible (`--router-queue-threshold F`: at most F ×
  * max_num_batched_tokens prompt tokens in flight from this frontend), and the pick among them —
@@ -16,8 +28,8 @@ import { WorkerTraffic } from './worker-traffic';
 export class WorkerChoice {
   /** Null without a router queue: every candidate is eligible. */
   readonly eligible: ((w: WorkerEntry) => boolean) | null;
-  /** Eligible, and none of this frontend's requests waits for its first token on the worker. */
-  private readonly alone: (w: WorkerEntry) => boolean;
+  /** A worker the TTFT objective's gate may explore now (see `lowestExplorable`). */
+  private readonly explorable: (w: WorkerEntry) => boolean;
   private readonly routes = new Map<string, ModelRoute>();
 
   constructor(
@@ -35,7 +47,14 @@ export class WorkerChoice {
             return budget === undefined || traffic.peek(w).promptTokens <= f * budget;
           };
     const eligible = this.eligible;
-    this.alone = (w) => traffic.peek(w).prefilling === 0 && (eligible === null || eligible(w));
+    this.explorable = (w) => {
+      const ours = traffic.peek(w);
+      return (
+        ours.prefilling === 0 &&
+        (ours.requests === 0 || predictor.uncheckedForMs(w) >= EXPLORE_UNCHECKED_MS) &&
+        (eligible === null || eligible(w))
+      );
+    };
   }
 
   /** The workers free for class `c`, or every worker when none is and the model does not enforce. */
@@ -70,11 +89,16 @@ export class WorkerChoice {
   }
 
   /**
-   * The eligible candidate with the lowest prediction among those where nothing of this frontend
-   * is waiting for its first token: the TTFT objective's exploration (ObjectiveGate).
+   * The TTFT objective's exploration (ObjectiveGate): the eligible candidate with the lowest
+   * prediction among those where nothing of this frontend waits for its first token, and whose
+   * prediction nothing checks now — none of this frontend's requests is on the worker at all, or
+   * none has had its first token there for EXPLORE_UNCHECKED_MS.
    */
-  lowestAlone(candidates: readonly WorkerEntry[], promptTokens: number): Predicted | undefined {
-    return lowestPrediction(this.predictor, candidates, promptTokens, this.alone);
+  lowestExplorable(
+    candidates: readonly WorkerEntry[],
+    promptTokens: number,
+  ): Predicted | undefined {
+    return lowestPrediction(this.predictor, candidates, promptTokens, this.explorable);
   }
 
   /** The round-robin cursor of a model the registry no longer knows. */
