@@ -82,6 +82,7 @@ export const goodputScenario: Scenario = {
       const sampler = await start('slo-sample', objective(objectiveMs, SAMPLE_SHARE));
       const tightMs = Math.round(TIGHT_MULTIPLE * unloaded.p50);
       const tight = await start('slo-tight', objective(tightMs, TIGHT_SAMPLE_SHARE));
+      const tightEnforced = await start('slo-tight-enforced', objective(tightMs, 0));
       const fe: Record<Policy, Started> = { off, static: stat, slo };
       await settle(off);
 
@@ -142,6 +143,7 @@ export const goodputScenario: Scenario = {
             `tighter objective (${tightMs} ms) admitting ${100 * TIGHT_SAMPLE_SHARE} % of its would-be refusals`,
           ],
           ['tight-static', stat, tightMs, `static thresholds judged by the tighter objective`],
+          ['tight-enforced', tightEnforced, tightMs, `tighter objective enforced`],
         ];
         for (const [kind, target, judgedBy, what] of sampled) {
           const s = await point(target, sampleRate, '-', judgedBy);

@@ -114,7 +114,7 @@ export interface Point extends PointResult {
  * would-be refusals admitted as a sample; `tight`, the same at the tighter objective; `tight-static`,
  * the static thresholds judged by the tighter objective, for comparison.
  */
-export type SampleKind = 'record' | 'tight' | 'tight-static';
+export type SampleKind = 'record' | 'tight' | 'tight-static' | 'tight-enforced';
 export interface SamplePoint extends PointResult {
   kind: SampleKind;
   round: number;
