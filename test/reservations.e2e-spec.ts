@@ -1,5 +1,6 @@
 import { kvReport } from '@sluice/testkit';
 import { MODEL } from './support/bus';
+import { FakeWorker } from './support/fake-worker';
 import { useSystem } from './support/fixtures';
 import { post } from './support/http';
 import { waitFor } from './support/processes';
@@ -79,11 +80,12 @@ describe('reservations between load reports', () => {
     workerId: string,
     fields: { active_decode_blocks?: number; active_prefill_tokens?: number },
     measuredMs = Date.now(),
+    endpoint = sys.worker.url,
   ): Promise<void> {
     const mark = ++marker;
     reported.add(workerId);
     sys.bus.raw(sys.fe.namespace, 'kv_metrics', {
-      ...kvReport({ worker_id: workerId, endpoint: sys.worker.url, kv_total_blocks: KV_TOTAL }),
+      ...kvReport({ worker_id: workerId, endpoint, kv_total_blocks: KV_TOTAL }),
       ...fields,
       max_num_batched_tokens: mark,
       timestamp_ms: measuredMs,
@@ -169,6 +171,55 @@ describe('reservations between load reports', () => {
     expect(await rank('burst')).toMatchObject({ reserved_decode_blocks: 0, busy: false });
     expect(await burst('burst', 1, PROMPT, MAX_TOKENS)).toEqual({ inflight: 1, refused: 0 });
     expect((await rank('burst'))?.reserved_decode_blocks).toBe(BLOCKS_PER_REQUEST);
+  });
+
+  it('keeps a streamed request reserved across reports measured before its worker answered its status line', async () => {
+    // A worker that has read the requests but not answered them yet: a lagging event loop, or an
+    // engine still tokenising. Its reports cannot show them; it answers when the test says.
+    const held: Array<() => void> = [];
+    const lagging = await FakeWorker.start(
+      (_req, res) =>
+        new Promise<void>((resolve) => {
+          held.push(() => {
+            res.writeHead(200, { 'content-type': 'text/event-stream' });
+            res.write('data: {"choices":[{"index":0,"delta":{"content":"x"}}]}\n\n');
+            resolve(); // the stream stays open until the test ends
+          });
+        }),
+    );
+    try {
+      const url = lagging.url;
+      await report('lagging', { active_decode_blocks: 0 }, Date.now(), url);
+      const capacity = (DECODE_THRESHOLD * KV_TOTAL) / BLOCKS_PER_REQUEST;
+      const sent = await burst('lagging', capacity + 2, PROMPT, MAX_TOKENS);
+      expect(sent).toEqual({ inflight: capacity + 1, refused: 1 });
+      await waitFor(
+        () => Promise.resolve(lagging.seen.length === capacity + 1),
+        'the worker read every admitted request',
+        SETTLED_MS,
+      );
+
+      // Measured after every request was sent and read, before any was answered: it shows none
+      // of them, and takes none of the reservations back. Still busy.
+      await report('lagging', { active_decode_blocks: 0 }, Date.now(), url);
+      expect(await rank('lagging')).toMatchObject({
+        reserved_decode_blocks: (capacity + 1) * BLOCKS_PER_REQUEST,
+        busy: true,
+      });
+      expect(await burst('lagging', 1, PROMPT, MAX_TOKENS)).toEqual({ inflight: 0, refused: 1 });
+
+      // The worker answers their status lines; a report measured after that holds them.
+      for (const answer of held.splice(0)) answer();
+      await waitFor(
+        async () => (await rank('lagging'))?.reserved_waiting_requests === 0,
+        'the first tokens relayed',
+        SETTLED_MS,
+      );
+      await report('lagging', { active_decode_blocks: 30 }, Date.now(), url);
+      expect(await rank('lagging')).toMatchObject({ reserved_decode_blocks: 0, busy: false });
+    } finally {
+      await lagging.stop();
+    }
   });
 
   it('adds the prompts sent since the report to a reported prefill load', async () => {

@@ -13,13 +13,16 @@ import { WholeAnswer } from './upstream/whole-answer.handler';
 
 const worker = (id: string): WorkerEntry => new WorkerEntry(id, 'm', `http://${id}`, 1, 0);
 
-function leaseOf(w: WorkerEntry): Lease & { firstToken: jest.Mock; release: jest.Mock } {
+function leaseOf(
+  w: WorkerEntry,
+): Lease & { accepted: jest.Mock; firstToken: jest.Mock; release: jest.Mock } {
   return {
     worker: w,
     tokensAhead: 0,
     kvUsage: 0,
     leasedAtMs: 0,
     objective: null,
+    accepted: jest.fn(),
     firstToken: jest.fn(),
     release: jest.fn(),
   };
@@ -113,6 +116,8 @@ describe('ProxyService (unary answers)', () => {
     expect(res.headers[WORKER_HEADER]).toBe('w1');
     expect(JSON.parse(String(sent[0].body))).toMatchObject({ model: 'm', top_k: 3 });
     expect(sent[0]).toMatchObject({ worker: 'w1', path: '/v1/chat/completions' });
+    // A unary answer comes whole: its worker's reports are trusted from the moment it is sent.
+    expect(lease.accepted).toHaveBeenCalled();
     expect(lease.firstToken).toHaveBeenCalled();
     expect(lease.release).toHaveBeenCalledTimes(1);
     expect(metrics.answered).toHaveBeenCalledWith('m', 'chat_completions', false, '');
@@ -138,6 +143,7 @@ describe('ProxyService (unary answers)', () => {
     );
     expect(first.release).toHaveBeenCalledTimes(1);
     expect(second.release).toHaveBeenCalledTimes(1);
+    expect(second.accepted).toHaveBeenCalled();
     expect(metrics.admitted).toHaveBeenCalledTimes(1); // one request, though two workers
   });
 

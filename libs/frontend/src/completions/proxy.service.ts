@@ -133,6 +133,8 @@ export class ProxyService {
       if (cancel.cancelled) return;
       throw err;
     }
+    // The status line: the worker has read the request, so its next load report will hold it.
+    x.lease.accepted();
     if (response.statusCode >= 400) return this.relayError(x, response, reply);
     const relay = Readable.from(this.relay(x, response.body), { objectMode: false });
     // If the reply is torn down before the relay ever ran, its `finally` never runs: end here.
@@ -217,6 +219,9 @@ export class ProxyService {
       answer = await this.send(
         x,
         (worker) => {
+          // A unary answer comes whole, at the end: nothing tells when the worker took it, so
+          // its reports are trusted from the moment it is sent (as for a report's own lag).
+          x.lease.accepted();
           const call = this.upstream.postWhole(worker, path, payload);
           x.cancel.upstream = call.abort;
           return call.answer;

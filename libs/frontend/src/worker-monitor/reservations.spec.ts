@@ -54,6 +54,31 @@ describe('ReservationLedger', () => {
     expect(sut.size).toBe(0);
   });
 
+  it('counts a request awaiting acceptance until a report measured after the worker took it', () => {
+    report(0, 100);
+    const r = sut.add(ranks, 150, 40, 3, true);
+    report(0, 200); // sent before, but the worker had not answered it: maybe not read yet
+    expect(sums(rank(0))).toEqual({ prefillTokens: 40, decodeBlocks: 3, waiting: 1 });
+    sut.accept(r, 220);
+    report(0, 210); // measured before it was taken
+    expect(sums(rank(0))).toEqual({ prefillTokens: 40, decodeBlocks: 3, waiting: 1 });
+    report(0, 220);
+    expect(sums(rank(0))).toEqual(NONE);
+  });
+
+  it('holds back the requests after one not yet accepted, and passes one that ended', () => {
+    report(0, 100);
+    const first = sut.add(ranks, 150, 40, 3, true);
+    sut.add(ranks, 160, 10, 1); // taken from the moment it was sent
+    report(0, 300);
+    expect(sums(rank(0))).toEqual({ prefillTokens: 50, decodeBlocks: 4, waiting: 2 });
+    sut.release(first, ranks); // it failed before the worker answered: nothing of it counts
+    expect(sums(rank(0))).toEqual({ prefillTokens: 10, decodeBlocks: 1, waiting: 1 });
+    report(0, 300);
+    expect(sums(rank(0))).toEqual(NONE);
+    expect(sut.size).toBe(0);
+  });
+
   it("covers per rank: one rank's report leaves the other's share counted", () => {
     report(0, 100);
     report(1, 100);

@@ -103,7 +103,22 @@ export class Reservation {
     readonly atMs: number,
     readonly promptTokens: number,
     readonly blocks: number,
+    /**
+     * From when a report can hold the request: when it was sent, or, for one awaiting the
+     * worker's acceptance, when the worker answered its status line (Infinity until then).
+     */
+    public acceptedMs: number,
   ) {}
+
+  /**
+   * Whether a report measured at `measuredAtMs` holds the request. A request the worker has not
+   * accepted yet may still sit unread in its socket or its HTTP layer (a worker whose event loop
+   * lags, an engine tokenising): a report measured meanwhile does not show it. One that ended
+   * counts for nothing any more, so any later report may pass it.
+   */
+  coveredBy(measuredAtMs: number): boolean {
+    return this.atMs <= measuredAtMs && (!this.live || this.acceptedMs <= measuredAtMs);
+  }
 }
 
 /** Amortises dropping reservations from the front of the array. */
@@ -139,11 +154,32 @@ export class ReservationLedger {
     return rank;
   }
 
-  add(ranks: ReservingRanks, atMs: number, promptTokens: number, blocks: number): Reservation {
-    const r = new Reservation(this.nextSeq++, atMs, promptTokens, blocks);
+  /**
+   * A request sent at `atMs`. `awaitAcceptance`: reports cover it only once `accept` says when the
+   * worker took it (a streamed request's status line); else from `atMs` on.
+   */
+  add(
+    ranks: ReservingRanks,
+    atMs: number,
+    promptTokens: number,
+    blocks: number,
+    awaitAcceptance = false,
+  ): Reservation {
+    const r = new Reservation(
+      this.nextSeq++,
+      atMs,
+      promptTokens,
+      blocks,
+      awaitAcceptance ? Infinity : atMs,
+    );
     this.entries.push(r);
     for (const { reserved } of ranks.values()) add(reserved, r, 1);
     return r;
+  }
+
+  /** The worker took the request at `nowMs`: reports measured from then on hold it. */
+  accept(r: Reservation, nowMs: number): void {
+    if (r.acceptedMs === Infinity) r.acceptedMs = Math.max(nowMs, r.atMs);
   }
 
   /** The first token came: the prompt is no longer prefill load, the request no longer waits. */
@@ -169,15 +205,17 @@ export class ReservationLedger {
   }
 
   /**
-   * A report of `rank` measured at `measuredAtMs` arrived: the reservations sent up to then are in
-   * it. `rankCount` ranks have reported; a reservation every one of them covers is forgotten.
+   * A report of `rank` measured at `measuredAtMs` arrived: the reservations it holds
+   * (`Reservation.coveredBy`) are in it. Passed in order, so one the worker has not accepted yet
+   * holds back the later ones too (counted a little longer: the safe side). `rankCount` ranks
+   * have reported; a reservation every one of them covers is forgotten.
    */
   cover(rank: RankReservations, measuredAtMs: number, rankCount: number): void {
     // Positions before the head belong to forgotten reservations, which counted for nobody.
     if (rank.next < this.headSeq) rank.next = this.headSeq;
     while (rank.next < this.nextSeq) {
       const r = this.at(rank.next);
-      if (r.atMs > measuredAtMs) break;
+      if (!r.coveredBy(measuredAtMs)) break;
       add(rank, r, -1);
       r.passed++;
       rank.next++;

@@ -27,6 +27,11 @@ export type ReportOutcome = 'applied' | 'refused' | 'refused_ranks' | 'stale';
 
 /** A request sent to a worker, counted against its ranks until a report covers it. */
 export interface ReservationHandle {
+  /**
+   * The worker took the request (answered its status line): reports measured from now on hold
+   * it. Only for a reservation made with `awaitAcceptance`; the first token implies it.
+   */
+  accepted(): void;
   /** The first token came: the prompt is no longer prefill load. */
   firstToken(): void;
   /** The request ended (idempotent): its KV blocks are no longer held. */
@@ -186,14 +191,16 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
 
   /**
    * The router sent a request to the worker at `nowMs`. Until a report measured after that
-   * covers it, each rank is judged with its share of the request's prompt tokens (until its
-   * first token), its KV blocks (until it ends) and one waiting request (reservations.ts).
+   * covers it (with `awaitAcceptance`, measured after the handle's `accepted()`), each rank is
+   * judged with its share of the request's prompt tokens (until its first token), its KV blocks
+   * (until it ends) and one waiting request (reservations.ts).
    */
   reserve(
     worker: WorkerEntry,
     promptTokens: number,
     maxTokens: number,
     nowMs: number,
+    awaitAcceptance = false,
   ): ReservationHandle {
     const ledger = worker.reservations;
     ledger.expire(nowMs - this.config.workerTtlMs, worker.ranks);
@@ -202,11 +209,14 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       nowMs,
       promptTokens,
       reservedBlocks(promptTokens, maxTokens),
+      awaitAcceptance,
     );
     this.rejudge(worker);
     return {
+      accepted: () => ledger.accept(r, Date.now()),
       firstToken: () => {
         if (!r.prefilling) return;
+        ledger.accept(r, Date.now());
         ledger.firstToken(r, worker.ranks);
         this.rejudge(worker);
       },

@@ -17,6 +17,12 @@ export interface Lease {
    * refusal admitted as a sample (`--ttft-slo-sample`). Null without an objective.
    */
   readonly objective: LeaseObjective | null;
+  /**
+   * The worker took the request: a streamed request's status line came, or a unary request is
+   * being sent (its answer comes whole, at the end). Load reports measured from then on are
+   * trusted to hold it; before, it counts on top of them (WorkerRegistry.reserve).
+   */
+  accepted(): void;
   /** The worker produced the first token: its prompt is no longer waiting for prefill. */
   firstToken(): void;
   release(): void;
@@ -55,7 +61,7 @@ export class WorkerLeases {
     inflight.prefilling++;
     inflight.promptTokens += promptTokens;
     this.registry.addPendingPrefill(worker, promptTokens);
-    const reservation = this.registry.reserve(worker, promptTokens, maxTokens, Date.now());
+    const reservation = this.registry.reserve(worker, promptTokens, maxTokens, Date.now(), true);
     let prefilling = true;
     let released = false;
     const firstToken = (): void => {
@@ -71,6 +77,7 @@ export class WorkerLeases {
       kvUsage,
       leasedAtMs: performance.now(),
       objective,
+      accepted: () => reservation.accepted(),
       firstToken,
       release: () => {
         if (released) return;
