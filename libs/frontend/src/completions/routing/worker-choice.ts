@@ -11,11 +11,11 @@ import { WorkerTraffic } from './worker-traffic';
  * A worker still running requests of this frontend is explored only once its prediction has gone
  * this long unchecked by a first token. Under load, first tokens come every engine step and check
  * the fit all the time: a prediction over the objective there is the worker's real state, and a
- * request explored into it misses (docs/architecture.md, "TTFT objective"). A fit inflated by an overload that has passed gets no first tokens once the gate refuses: after
- * this long, the next would-be refusal is explored and corrects it. A second is several engine
- * steps of any engine the contract's reports describe, and bounds how long such a gate refuses
- * in error while requests of ours are still decoding there; a worker with none of ours in flight
- * is explored at once.
+ * request explored into it misses (docs/architecture.md, "TTFT objective"). A fit inflated by an
+ * overload that has passed gets no first tokens once the gate refuses: after this long, the next
+ * would-be refusal is explored and corrects it. A second is several engine steps of any engine the
+ * contract's reports describe, and bounds how long such a gate refuses in error while requests of
+ * ours are still decoding there; a worker with none of ours in flight is explored at once.
  */
 export const EXPLORE_UNCHECKED_MS = 1000;
 
