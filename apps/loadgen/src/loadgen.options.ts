@@ -126,7 +126,8 @@ export function parseLoadgenOptions(argv: readonly string[]): LoadgenOptions {
     {},
     {
       // Shows the arguments as typed, e.g. `--rate -5` or `--json=yes`.
-      error: (p) => new LoadgenUsageError(p.flag, p.value, `${p.reason} (got '${p.given}')`),
+      error: (p) =>
+        new LoadgenUsageError(p.flag, p.value, p.reason, `${p.message} (got '${p.given}')`),
     },
   );
   if (v.rate * v.duration > MAX_ARRIVALS) {

@@ -53,7 +53,7 @@ export function parseMigrateArgs(argv: string[], env: NodeJS.ProcessEnv): Migrat
     envPrefix: ENV_PREFIX,
     positionals: true,
     // The URL may hold a password: name its source, never print it.
-    error: (p) => new MigrateUsageError(`${p.flag}: ${p.reason}`),
+    error: (p) => new MigrateUsageError(p.kind === 'syntax' ? p.message : `${p.flag}: ${p.reason}`),
   });
   const [command, ...extra] = positionals;
   if (command !== 'run' && command !== 'revert') {

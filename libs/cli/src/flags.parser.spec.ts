@@ -135,6 +135,17 @@ describe('parseFlags', () => {
       expect(() => sut(argv)).toThrow(UsageError);
     });
 
+    // Not "invalid value '--prot' for --prot: Unknown option '--prot'. To specify a positional
+    // argument starting with a '-', …": what the command line got wrong, in words.
+    it.each([
+      [['--prot', '8000'], 'unknown flag --prot'],
+      [['--quiet', '--port'], '--port needs a value'],
+      [['--quiet=yes'], '--quiet takes no value'],
+      [['--port', '1', 's3cret'], 'unexpected argument (argument 3): every flag starts with --'],
+    ])('says what is wrong with %j', (argv, message) => {
+      expect(problemOf(() => sut(argv)).message).toBe(message);
+    });
+
     it('accepts positionals only when asked to', () => {
       expect(parseFlags(TABLE, ['run', '--port', '1'], {}, { positionals: true })).toMatchObject({
         positionals: ['run'],

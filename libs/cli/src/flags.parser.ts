@@ -1,6 +1,6 @@
 import { parseArgs, ParseArgsConfig } from 'node:util';
 import { envName, Flag, FlagTable, FlagValues } from './flag-table';
-import { FlagValueError, InvalidFlagValue, UsageError } from './usage.error';
+import { FlagValueError, InvalidFlagValue, UsageError, valueMessage } from './usage.error';
 
 /** A refused flag, variable or argument, for the app to turn into its own error. */
 export interface FlagProblem {
@@ -11,6 +11,13 @@ export interface FlagProblem {
   readonly reason: string;
   /** The arguments as typed (`--rate -5`); may hold a secret. */
   readonly given: string;
+  /**
+   * The sentence to print, without secrets: "invalid value 'X' for --flag: reason", or for a
+   * command line that cannot be read "unknown flag --prot", "--port needs a value", ….
+   */
+  readonly message: string;
+  /** `value`: a flag or variable whose text its parser refused; `syntax`: parseArgs could not read. */
+  readonly kind: 'value' | 'syntax';
 }
 
 export interface FlagParseOptions {
@@ -31,7 +38,8 @@ export interface ParsedFlags<T extends FlagTable> {
 
 type Raw = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
-const defaultError = (p: FlagProblem): UsageError => new FlagValueError(p.flag, p.value, p.reason);
+const defaultError = (p: FlagProblem): UsageError =>
+  new FlagValueError(p.flag, p.value, p.reason, p.message);
 
 /** Reads argv (without node and script) and the environment against `table`. */
 export function parseFlags<T extends FlagTable>(
@@ -96,11 +104,25 @@ function bindNegativeNumbers(table: FlagTable, argv: readonly string[]): string[
 }
 
 /** Names only the offending option: the rest of the command line may hold tokens or passwords. */
+/**
+ * A command line parseArgs cannot read, said in a sentence that names the flag and nothing else
+ * typed (a value beside it may be a secret).
+ */
 function syntaxProblem(err: unknown, argv: readonly string[]): FlagProblem {
   const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+  const code = (err as { code?: unknown } | null)?.code;
   const option = /'(-[^' =]+)/.exec(reason)?.[1];
   const flag = option ?? 'command line';
-  return { flag, value: flag, reason, given: option ? givenForm(argv, option) : argv.join(' ') };
+  const given = option ? givenForm(argv, option) : argv.join(' ');
+  let message: string;
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') message = `unknown flag ${flag}`;
+  else if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
+    const at = argv.findIndex((a) => !a.startsWith('-') && reason.includes(`'${a}'`));
+    message = `unexpected argument${at >= 0 ? ` (argument ${at + 1})` : ''}: every flag starts with --`;
+  } else if (/argument missing/.test(reason)) message = `${flag} needs a value`;
+  else if (/does not take an argument/.test(reason)) message = `${flag} takes no value`;
+  else message = `${flag}: ${reason}`;
+  return { flag, value: flag, reason, given, message, kind: 'syntax' };
 }
 
 /** The last `--flag value` or `--flag=value` in argv, as typed. */
@@ -149,7 +171,9 @@ class FlagReader {
       const flag = this.sourceOf(name);
       const typed = item ?? givenForm(this.argv, flag);
       const given = flag.startsWith('--') ? typed : `${flag}=${raw}`;
-      throw this.error({ flag, value: err.shown ?? raw, reason: err.reason, given });
+      const value = err.shown ?? raw;
+      const message = valueMessage(flag, value, err.reason);
+      throw this.error({ flag, value, reason: err.reason, given, message, kind: 'value' });
     }
   }
 

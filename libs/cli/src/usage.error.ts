@@ -6,7 +6,11 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-/** A flag, variable or argument with a refused value; the message names both. */
+/**
+ * A flag, variable or argument with a refused value, or a command line that cannot be read (an
+ * unknown flag, a missing value); the message names the flag. `message` is the whole sentence,
+ * by default "invalid value 'X' for --flag: reason".
+ */
 export class FlagValueError extends UsageError {
   override name = 'FlagValueError';
 
@@ -14,9 +18,15 @@ export class FlagValueError extends UsageError {
     readonly flag: string,
     readonly value: string,
     reason: string,
+    message = valueMessage(flag, value, reason),
   ) {
-    super(`invalid value '${value}' for ${flag}: ${reason}`);
+    super(message);
   }
+}
+
+/** "invalid value 'X' for --flag: reason": what a refused value prints. */
+export function valueMessage(flag: string, value: string, reason: string): string {
+  return `invalid value '${value}' for ${flag}: ${reason}`;
 }
 
 /**

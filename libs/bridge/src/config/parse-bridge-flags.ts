@@ -145,7 +145,7 @@ export function bridgeEnvName(flag: string): string {
 export function parseBridgeFlags(argv: string[], env: NodeJS.ProcessEnv = {}): BridgeFlags {
   const { values: v } = parseFlags(BRIDGE_FLAGS, argv, env, {
     envPrefix: ENV_PREFIX,
-    error: (p) => new BridgeConfigError(p.flag, p.value, p.reason),
+    error: (p) => new BridgeConfigError(p.flag, p.value, p.reason, p.message),
   });
   if (v.engine === undefined) throw new BridgeConfigError('--engine', '', 'required');
   if (v.target.length === 0 && v['dns-target'].length === 0 && !v['targets-file']) {

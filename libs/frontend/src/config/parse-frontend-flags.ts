@@ -23,7 +23,7 @@ export function envName(flag: string): string {
 export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}): FrontendConfig {
   const { values: v, sourceOf } = parseFlags(FRONTEND_FLAGS, argv, env, {
     envPrefix: ENV_PREFIX,
-    error: (p) => new FrontendConfigError(p.flag, p.value, p.reason),
+    error: (p) => new FrontendConfigError(p.flag, p.value, p.reason, p.message),
   });
   const tokenFile = v['admin-token-file'];
   const priorityKeyFile = v['priority-key-file'];

@@ -81,7 +81,7 @@ export function parseWorkerFlags(argv: string[]): WorkerOptions {
     argv,
     {},
     {
-      error: (p) => new WorkerConfigError(p.flag, p.value, p.reason),
+      error: (p) => new WorkerConfigError(p.flag, p.value, p.reason, p.message),
     },
   );
   return {
