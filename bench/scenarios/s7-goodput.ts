@@ -3,7 +3,7 @@ import { metrics, metricSum } from '../lib/http';
 import { startFrontend, startWorker, Started } from '../lib/sluice';
 import { fmt, median, rotate, uniqueNamespace, waitFor } from '../lib/util';
 import { summarize } from './s7-summary';
-import { probeCapacity, runPoint, settle, unloadedTtft } from './s7-tools';
+import { alone, probeCapacity, runPoint, settle, unloadedTtft } from './s7-tools';
 import {
   CLASS_LOAD,
   CLASS_RUNS,
@@ -68,7 +68,9 @@ export const goodputScenario: Scenario = {
       const noClasses = await start('no-classes', [...record, '--priority-header', 'none']);
 
       ctx.log('unloaded TTFT: one request a second through the frontend without shedding');
-      const unloaded = await unloadedTtft(g, off.url, ctx.quick);
+      const unloaded = await alone([off, stat, noClasses], [off], () =>
+        unloadedTtft(g, off.url, ctx.quick),
+      );
       const objectiveMs = Math.round(OBJECTIVE_MULTIPLE * unloaded.p50);
       ctx.log(
         `unloaded TTFT p50 ${fmt(unloaded.p50, 0)} ms (${unloaded.n} requests): objective ${objectiveMs} ms (${OBJECTIVE_MULTIPLE}×)`,
@@ -84,6 +86,8 @@ export const goodputScenario: Scenario = {
       const tight = await start('slo-tight', objective(tightMs, TIGHT_SAMPLE_SHARE));
       const tightEnforced = await start('slo-tight-enforced', objective(tightMs, 0));
       const fe: Record<Policy, Started> = { off, static: stat, slo };
+      // Only the frontend measured runs, and `off`, which every point reads the workers from.
+      const frontends = [off, stat, noClasses, slo, sampler, tight, tightEnforced];
       await settle(off);
 
       const rounds = ctx.quick ? 1 : 3;
@@ -100,22 +104,24 @@ export const goodputScenario: Scenario = {
         mix = '-',
         judgedBy = objectiveMs,
       ): Promise<PointResult> =>
-        runPoint(g, {
-          target,
-          observer: off,
-          rate,
-          mix,
-          objectiveMs: judgedBy,
-          durationS,
-          warmupS,
-          drainS,
-        });
+        alone(frontends, [target, off], () =>
+          runPoint(g, {
+            target,
+            observer: off,
+            rate,
+            mix,
+            objectiveMs: judgedBy,
+            durationS,
+            warmupS,
+            drainS,
+          }),
+        );
       for (let round = 0; round < rounds; round++) {
         const tag = `round ${round + 1}/${rounds}`;
         ctx.log(
           `${tag}: capacity probe, 600 closed-loop streaming clients through the frontend without shedding`,
         );
-        const capacity = await probeCapacity(g, off.url, ctx.quick);
+        const capacity = await alone(frontends, [off], () => probeCapacity(g, off.url, ctx.quick));
         capacities.push(capacity);
         ctx.log(`capacity ≈ ${fmt(capacity)} successful requests/s`);
         await settle(off);
