@@ -1,7 +1,7 @@
 import { Client } from 'undici';
 import { Figure, verdict } from './context';
 import { CpuMeter } from './procfs';
-import { fmt, maxOf, median, minOf, nowNs, sleep } from './util';
+import { fmt, maxOf, median, minOf, nowNs, sleep, whileStopped } from './util';
 
 const STALL_TARGET_MS = 10;
 /** Probing before each scrape, so the connection is warm. */
@@ -134,12 +134,7 @@ export async function interleavedScrapeStalls(
     const n = Math.min(block, scrapes - i * block);
     for (const k of i % 2 === 0 ? [0, 1] : [1, 0]) {
       const [fe, other] = k === 0 ? [a, b] : [b, a];
-      process.kill(other.pid, 'SIGSTOP');
-      try {
-        parts[k].push(await measureScrapeStall(fe.url, fe.pid, n));
-      } finally {
-        process.kill(other.pid, 'SIGCONT');
-      }
+      parts[k].push(await whileStopped([other.pid], () => measureScrapeStall(fe.url, fe.pid, n)));
     }
   }
   return [joinStalls(parts[0]), joinStalls(parts[1])];

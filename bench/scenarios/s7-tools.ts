@@ -3,7 +3,7 @@ import { CPU } from '../lib/context';
 import { metrics, metricSum } from '../lib/http';
 import { bucketsBetween, histogramBuckets } from '../lib/prom-histogram';
 import { Started } from '../lib/sluice';
-import { sleep, waitFor } from '../lib/util';
+import { sleep, waitFor, whileStopped } from '../lib/util';
 import type { ClientResult, FrontendCounts, PointResult } from './s7-types';
 
 export const PROMPT = 1000;
@@ -195,11 +195,6 @@ export async function alone<T>(
   running: readonly Started[],
   measure: () => Promise<T>,
 ): Promise<T> {
-  const stopped = all.filter((f) => !running.includes(f));
-  for (const f of stopped) f.proc.child.kill('SIGSTOP');
-  try {
-    return await measure();
-  } finally {
-    for (const f of stopped) f.proc.child.kill('SIGCONT');
-  }
+  const stopped = all.filter((f) => !running.includes(f)).flatMap((f) => f.proc.child.pid ?? []);
+  return whileStopped(stopped, measure);
 }
