@@ -38,8 +38,17 @@ export interface ParsedFlags<T extends FlagTable> {
 
 type Raw = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
-const defaultError = (p: FlagProblem): UsageError =>
-  new FlagValueError(p.flag, p.value, p.reason, p.message);
+/**
+ * The `error` option for an app whose errors are a FlagValueError subclass: each problem becomes
+ * one, with the parser's message (`error: flagErrorAs(FrontendConfigError)`).
+ */
+export function flagErrorAs<E extends UsageError>(
+  ErrorClass: new (flag: string, value: string, reason: string, message: string) => E,
+): (problem: FlagProblem) => E {
+  return (p) => new ErrorClass(p.flag, p.value, p.reason, p.message);
+}
+
+const defaultError = flagErrorAs(FlagValueError);
 
 /** Reads argv (without node and script) and the environment against `table`. */
 export function parseFlags<T extends FlagTable>(
@@ -59,7 +68,7 @@ export function parseFlags<T extends FlagTable>(
       allowNegative: Object.values(table).some((f) => f.kind === 'switch'),
     });
   } catch (err) {
-    throw error(syntaxProblem(err, argv));
+    throw error(syntaxProblem(err, argv, table));
   }
   const reader = new FlagReader(argv, parsed.values, env, options.envPrefix, error);
   const values = Object.fromEntries(
@@ -103,12 +112,11 @@ function bindNegativeNumbers(table: FlagTable, argv: readonly string[]): string[
   return out;
 }
 
-/** Names only the offending option: the rest of the command line may hold tokens or passwords. */
 /**
- * A command line parseArgs cannot read, said in a sentence that names the flag and nothing else
- * typed (a value beside it may be a secret).
+ * A command line parseArgs cannot read, said in a sentence that names only the offending flag:
+ * the rest of the command line may hold tokens or passwords.
  */
-function syntaxProblem(err: unknown, argv: readonly string[]): FlagProblem {
+function syntaxProblem(err: unknown, argv: readonly string[], table: FlagTable): FlagProblem {
   const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0];
   const code = (err as { code?: unknown } | null)?.code;
   const option = /'(-[^' =]+)/.exec(reason)?.[1];
@@ -119,9 +127,11 @@ function syntaxProblem(err: unknown, argv: readonly string[]): FlagProblem {
   else if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
     const at = argv.findIndex((a) => !a.startsWith('-') && reason.includes(`'${a}'`));
     message = `unexpected argument${at >= 0 ? ` (argument ${at + 1})` : ''}: every flag starts with --`;
-  } else if (/argument missing/.test(reason)) message = `${flag} needs a value`;
-  else if (/does not take an argument/.test(reason)) message = `${flag} takes no value`;
-  else message = `${flag}: ${reason}`;
+  } else if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    // A switch given a value (`--quiet=yes`, `--no-quiet=yes`), or a value flag given none.
+    const name = flag.replace(/^--(no-)?/, '');
+    message = table[name]?.kind === 'switch' ? `${flag} takes no value` : `${flag} needs a value`;
+  } else message = `${flag}: ${reason}`;
   return { flag, value: flag, reason, given, message, kind: 'syntax' };
 }
 

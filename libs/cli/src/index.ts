@@ -22,6 +22,7 @@ export {
   type NumberRule,
 } from './flag-values';
 export {
+  flagErrorAs,
   parseFlags,
   type FlagParseOptions,
   type FlagProblem,

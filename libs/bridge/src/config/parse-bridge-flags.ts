@@ -1,5 +1,6 @@
 import {
   envName,
+  flagErrorAs,
   formatUsage,
   integerIn,
   InvalidFlagValue,
@@ -145,7 +146,7 @@ export function bridgeEnvName(flag: string): string {
 export function parseBridgeFlags(argv: string[], env: NodeJS.ProcessEnv = {}): BridgeFlags {
   const { values: v } = parseFlags(BRIDGE_FLAGS, argv, env, {
     envPrefix: ENV_PREFIX,
-    error: (p) => new BridgeConfigError(p.flag, p.value, p.reason, p.message),
+    error: flagErrorAs(BridgeConfigError),
   });
   if (v.engine === undefined) throw new BridgeConfigError('--engine', '', 'required');
   if (v.target.length === 0 && v['dns-target'].length === 0 && !v['targets-file']) {

@@ -1,4 +1,4 @@
-import { envName as cliEnvName, formatUsage, parseFlags } from '@sluice/cli';
+import { envName as cliEnvName, flagErrorAs, formatUsage, parseFlags } from '@sluice/cli';
 import { FrontendConfig } from './frontend-config';
 import { parseAdminTokens } from './admin-tokens';
 import { FrontendConfigError } from './frontend-config.error';
@@ -23,7 +23,7 @@ export function envName(flag: string): string {
 export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}): FrontendConfig {
   const { values: v, sourceOf } = parseFlags(FRONTEND_FLAGS, argv, env, {
     envPrefix: ENV_PREFIX,
-    error: (p) => new FrontendConfigError(p.flag, p.value, p.reason, p.message),
+    error: flagErrorAs(FrontendConfigError),
   });
   const tokenFile = v['admin-token-file'];
   const priorityKeyFile = v['priority-key-file'];

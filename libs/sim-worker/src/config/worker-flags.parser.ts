@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import {
+  flagErrorAs,
   formatUsage,
   integerIn,
   InvalidFlagValue,
@@ -81,7 +82,7 @@ export function parseWorkerFlags(argv: string[]): WorkerOptions {
     argv,
     {},
     {
-      error: (p) => new WorkerConfigError(p.flag, p.value, p.reason, p.message),
+      error: flagErrorAs(WorkerConfigError),
     },
   );
   return {
