@@ -2,6 +2,31 @@ import { MODEL, TestBus } from './support/bus';
 import { useSystem } from './support/fixtures';
 import { chat, metricValue, OVERLOAD_BODY, post } from './support/http';
 import { startFrontend, waitFor } from './support/processes';
+import { request } from 'node:http';
+
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+/** A chat POST with its body sent whole (Content-Length) or chunked, and every header back. */
+function rawPost(base: string, body: string, chunked: boolean): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | number> = { 'content-type': 'application/json' };
+    if (!chunked) headers['content-length'] = Buffer.byteLength(body);
+    const req = request(`${base}/v1/chat/completions`, { method: 'POST', headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (chunked) req.write(body.slice(0, 10));
+    req.end(chunked ? body.slice(10) : body);
+  });
+}
 
 /**
  * The busy rule and the 503 of contract §3.1/§5, end to end: a real frontend process, real NATS,
@@ -67,6 +92,27 @@ describe('admission control (token-capacity) over real NATS', () => {
     await report({ worker_id: 'strict', endpoint: sys.workers[0].url, active_decode_blocks: 10 });
     expect((await chat(sys.fe.url)).status).toBe(200); // recovery
     await down('strict');
+  });
+
+  it('answers the same 503 from the bytes as from the parsed body, headers and all', async () => {
+    await report({ worker_id: 'same', endpoint: sys.workers[0].url, active_decode_blocks: 99 });
+    const body = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'x' }] });
+    // A declared length: read and answered by the prescan, before Fastify sees the request.
+    const early = await rawPost(sys.fe.url, body, false);
+    // Chunked: the prescan leaves it, so Fastify parses it and the route's hook answers.
+    const parsed = await rawPost(sys.fe.url, body, true);
+    for (const res of [early, parsed]) {
+      expect(res.status).toBe(503);
+      expect(res.text).toBe(OVERLOAD_BODY);
+    }
+    const shape = (headers: Record<string, string | string[] | undefined>) => {
+      const { date, 'x-request-id': id, ...rest } = headers;
+      expect(date).toBeDefined();
+      expect(id).toMatch(/^[0-9a-f-]{36}$/);
+      return rest;
+    };
+    expect(shape(early.headers)).toEqual(shape(parsed.headers));
+    await down('same');
   });
 
   it('rejects stream requests with the same plain JSON, before any SSE', async () => {

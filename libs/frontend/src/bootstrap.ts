@@ -62,8 +62,7 @@ export async function createFrontendApp(
     // The JSON parser is Sluice's own (`http-hardening.ts`), and no other body type is read.
     { logger, bodyParser: false },
   );
-  installHttp(app, config, logger);
-  installAdmission(app);
+  installAdmission(app, installHttp(app, config, logger));
   connectMonitor(app);
   // Thresholds are loaded (retrying while the database is away) before anything is served.
   await app.init();

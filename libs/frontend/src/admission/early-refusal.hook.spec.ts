@@ -55,9 +55,13 @@ describe('installAdmission (the early refusal hook)', () => {
     const app = {
       get: (token: unknown) => deps.get(token),
       getHttpAdapter: () => ({ getInstance: () => fastify }),
+      getHttpServer: () => fastify.server,
     } as unknown as NestFastifyApplication;
     const sut = installAdmission;
-    sut(app);
+    // Answers before Fastify are the prescan's, disarmed here (overload-prescan.spec.ts).
+    sut(app, () => {
+      throw new Error('the prescan answered');
+    });
     handled = 0;
     const handler = (request: object): Promise<object> => {
       handled++;

@@ -6,7 +6,7 @@ import { EndpointLabel, endpointLabelFor } from '../metrics/metric-names';
 import { PriorityReader, setRequestPriority } from '../priority/request-priority';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { AdmissionDecision } from './admission-decision.service';
-import { AnswerRefusal, overloadPrescans } from './overload-prescan';
+import { AnswerRefusal, installPrescan, overloadPrescans, RawReplyFor } from './overload-prescan';
 import { countRefusal, writeRefusal } from './refusal';
 import { RetryAfter } from './retry-after';
 
@@ -25,14 +25,15 @@ type PreHandler = (
  * Headers set on every reply (security headers, `x-request-id`) and the access log still apply;
  * it is written and counted by the same functions as the 503 filter's. Admitted requests go on
  * to the admission guard, which runs the configured policies. While some model is refused, the
- * same answer comes sooner still, from the body's bytes before they are parsed
- * (`overload-prescan.ts`). The hook reads the request's class (`priority/`) and keeps it beside
+ * same answer comes sooner still, from the body's bytes before Fastify sees the request
+ * (`overload-prescan.ts`), through `replyFor`, which gives it the same headers and access log
+ * line. The hook reads the request's class (`priority/`) and keeps it beside
  * the request; a request whose priority header is invalid goes on to the guard, which answers
  * the 400.
  *
  * Must be installed before `app.init()`, which registers the routes.
  */
-export function installAdmission(app: NestFastifyApplication): void {
+export function installAdmission(app: NestFastifyApplication, replyFor: RawReplyFor): void {
   const decision = app.get(AdmissionDecision);
   const metrics = app.get(RequestMetricsService);
   const config = app.get(FrontendConfig);
@@ -53,7 +54,8 @@ export function installAdmission(app: NestFastifyApplication): void {
       if (refusal === null) return done();
       answer(reply, refusal, endpoint, body, c);
     };
-  const prescanFor = overloadPrescans(app, priority, answer);
+  const { prescan, replay } = overloadPrescans(app, priority, answer, replyFor);
+  installPrescan(app.getHttpServer(), prescan);
 
   app
     .getHttpAdapter()
@@ -62,7 +64,7 @@ export function installAdmission(app: NestFastifyApplication): void {
       const endpoint = endpointLabelFor(route.url);
       if (!endpoint || !isPost(route.method)) return;
       route.preHandler = first(hookFor(endpoint), route.preHandler);
-      route.preParsing = first(prescanFor(endpoint), route.preParsing);
+      route.preParsing = first(replay, route.preParsing);
     });
 }
 

@@ -1,6 +1,6 @@
 import Fastify, { FastifyInstance } from 'fastify';
 import { connect } from 'node:net';
-import { overloadPrescan, PRESCAN_MAX_BYTES } from './overload-prescan';
+import { installPrescan, overloadPrescan, PRESCAN_MAX_BYTES } from './overload-prescan';
 import { TopLevelFields } from '../request-body/top-level-fields';
 
 const PATH = '/v1/chat/completions';
@@ -13,10 +13,13 @@ interface Harness {
   asked: TopLevelFields[];
   /** The class each question came with. */
   classes: string[];
+  /** Requests the prescan looked at. */
+  seen: number;
   armed: { value: boolean };
-  /** Requests that reached the route, and the error statuses Fastify answered. */
+  /** Requests that reached Fastify, and the error statuses Fastify answered. */
   started: number;
   errors: number[];
+  url: string;
 }
 
 const open: FastifyInstance[] = [];
@@ -35,9 +38,11 @@ async function harness(bodyLimit = 1024 * 1024): Promise<Harness> {
     parsed: [],
     asked: [],
     classes: [],
+    seen: 0,
     armed: { value: true },
     started: 0,
     errors: [],
+    url: '',
   };
   h.sut.addHook('onRequest', (_req, _reply, done) => {
     h.started++;
@@ -55,36 +60,44 @@ async function harness(bodyLimit = 1024 * 1024): Promise<Harness> {
     h.parsed.push(body.toString('utf8'));
     void json(req, body.toString('utf8'), done);
   });
-  const prescan = overloadPrescan(
+  const { prescan, replay } = overloadPrescan(
     // Armed for the class the test's header names (standard without one).
-    (req) =>
-      h.armed.value ? ((req.headers['x-class'] as string | undefined) ?? 'standard') : null,
-    (reply, fields, c) => {
+    (req) => {
+      h.seen++;
+      return h.armed.value ? ((req.headers['x-class'] as string | undefined) ?? 'standard') : null;
+    },
+    (_req, res, fields, c) => {
       h.asked.push(fields);
       h.classes.push(c);
       if (fields.model !== 'busy') return false;
-      void reply.code(503).send({ refused: fields });
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ refused: fields }));
       return true;
     },
     bodyLimit,
   );
-  h.sut.post(PATH, { preParsing: prescan }, (req) => ({ body: req.body }));
-  await h.sut.ready();
+  installPrescan(h.sut.server, prescan);
+  h.sut.post(PATH, { preParsing: replay }, (req) => ({ body: req.body }));
+  await h.sut.listen({ port: 0, host: '127.0.0.1' });
+  h.url = `http://127.0.0.1:${(h.sut.server.address() as { port: number }).port}${PATH}`;
   return h;
 }
 
-const post = (
+/** A real request (the prescan sits on the server's `request` event, which inject skips). */
+async function post(
   h: Harness,
   payload: string,
   contentType = 'application/json',
   headers: Record<string, string> = {},
-) =>
-  h.sut.inject({
+): Promise<{ statusCode: number; json: () => unknown }> {
+  const res = await fetch(h.url, {
     method: 'POST',
-    url: PATH,
-    payload,
+    body: payload,
     headers: { 'content-type': contentType, ...headers },
   });
+  const text = await res.text();
+  return { statusCode: res.status, json: () => JSON.parse(text) as unknown };
+}
 
 describe('overloadPrescan', () => {
   it('refuses from the bytes, without the parser ever seeing the body', async () => {
@@ -148,24 +161,18 @@ describe('overloadPrescan', () => {
 
   it('passes a body cut short by the client on to the parser as an error', async () => {
     const h = await harness();
-    await h.sut.listen({ port: 0, host: '127.0.0.1' });
     const port = (h.sut.server.address() as { port: number }).port;
     const socket = connect(port, '127.0.0.1');
     socket.on('error', () => undefined);
     socket.write(
       `POST ${PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"model":"busy"`,
     );
-    await waitUntil(() => h.started > 0);
+    await waitUntil(() => h.seen > 0);
     socket.destroy();
     await waitUntil(() => h.errors.length > 0);
     expect(h.errors).toEqual([400]);
     // The server goes on serving, and nothing was refused or parsed from half a body.
-    const res = await fetch(`http://127.0.0.1:${port}${PATH}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{"model":"busy"}',
-    });
-    expect(res.status).toBe(503);
+    expect((await post(h, '{"model":"busy"}')).statusCode).toBe(503);
     expect(h.asked).toEqual([{ model: 'busy', stream: false }]);
     expect(h.parsed).toEqual([]);
   });

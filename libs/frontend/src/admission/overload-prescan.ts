@@ -1,12 +1,13 @@
-import type { FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastify';
+import type { preParsingHookHandler } from 'fastify';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { PriorityClass } from '../config/priority';
-import { EndpointLabel } from '../metrics/metric-names';
+import { EndpointLabel, endpointLabelFor } from '../metrics/metric-names';
 import { PriorityReader } from '../priority/request-priority';
 import { jsonBodyRefusal, MAX_JSON_DEPTH } from '../request-body/json-cost';
 import { AdmissionDecision } from './admission-decision.service';
-import { Refusal } from './refusal';
+import { Refusal, RefusalReply } from './refusal';
 import { BusyModels } from './busy-models';
 import { readTopLevelFields, TopLevelFields } from '../request-body/top-level-fields';
 
@@ -20,9 +21,9 @@ export const PRESCAN_MAX_BYTES = 64 * 1024;
 /** The content types Fastify hands to the JSON parser that are worth recognising here. */
 const JSON_TYPES = new Set(['application/json', 'application/json; charset=utf-8']);
 
-/** Counts and sends a refusal of the built-in decision (`admission.hook.ts`). */
+/** Counts and sends a refusal of the built-in decision (`early-refusal.hook.ts`). */
 export type AnswerRefusal = (
-  reply: FastifyReply,
+  reply: RefusalReply,
   refusal: Refusal,
   endpoint: EndpointLabel,
   body: { model?: unknown; stream?: unknown } | null | undefined,
@@ -30,77 +31,157 @@ export type AnswerRefusal = (
 ) => void;
 
 /**
- * The prescan hook of each OpenAI endpoint. Installed whatever the global admission mode, since a
+ * A reply on Node's own response, for an answer given before Fastify has seen the request.
+ * Made by the HTTP floor (`http/raw-reply.ts`), which knows the headers every answer carries
+ * and writes the access log.
+ */
+export type RawReplyFor = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  /** `performance.now()` when the request arrived, for the access log. */
+  arrivedMs: number,
+) => RefusalReply;
+
+/** A request listener's next step: what the server would have done without the prescan. */
+type Pass = () => void;
+
+/**
+ * The prescan of the OpenAI endpoints. Installed whatever the global admission mode, since a
  * model may enforce on its own (`admission_control`); it is armed only while some model is
  * refused (`BusyModels`), and answers only what the decision refuses: never a `shadow` or `none`
- * model.
+ * model. It runs in front of Fastify, on the server's `request` event (`installPrescan`), and
+ * its `preParsing` hook hands what it read on to the parser.
  */
 export function overloadPrescans(
   app: NestFastifyApplication,
   priority: PriorityReader,
   answer: AnswerRefusal,
-): (endpoint: EndpointLabel) => preParsingHookHandler {
+  replyFor: RawReplyFor,
+): OverloadPrescan {
   const decision = app.get(AdmissionDecision);
   const busy = app.get(BusyModels);
   const bodyLimit = app.getHttpAdapter().getInstance().initialConfig.bodyLimit ?? Infinity;
   // Armed for a request only while some model refuses its class; an invalid header is left to
   // the guard's 400.
-  const armedFor = (request: FastifyRequest): PriorityClass | null => {
-    if (!busy.any) return null;
-    const c = priority.classOf(request.headers);
-    return c !== undefined && busy.anyFor(c) ? c : null;
+  const armedFor = (req: IncomingMessage): Armed<PriorityClass> | null => {
+    if (!busy.any || req.method !== 'POST') return null;
+    const c = priority.classOf(req.headers);
+    if (c === undefined || !busy.anyFor(c)) return null;
+    const endpoint = endpointLabelFor(req.url ?? '');
+    return endpoint === undefined ? null : { c, endpoint };
   };
-  return (endpoint) =>
-    overloadPrescan(
-      armedFor,
-      (reply, fields, c) => {
-        const refusal = decision.decide(fields, c);
-        if (refusal !== null) answer(reply, refusal, endpoint, fields, c);
-        return refusal !== null;
-      },
-      bodyLimit,
-    );
+  return overloadPrescan(
+    armedFor,
+    (req, res, fields, { c, endpoint }, arrivedMs) => {
+      const refusal = decision.decide(fields, c);
+      if (refusal !== null) answer(replyFor(req, res, arrivedMs), refusal, endpoint, fields, c);
+      return refusal !== null;
+    },
+    bodyLimit,
+  );
+}
+
+/** What arms the prescan for one request: its class and its endpoint. */
+interface Armed<C> {
+  readonly c: C;
+  readonly endpoint: EndpointLabel;
 }
 
 /**
- * A `preParsing` hook that answers admission refusals from the body's bytes, before Fastify's
- * body parser runs: no JSON is parsed, no object built for a request that gets the 503. It
- * acts only while `armed(request)` gives the request's priority class (some model refuses that
- * class), on a JSON body with a declared length of
- * at most `maxBytes`, and answers only when the body is one the parser would have accepted
- * (`readTopLevelFields` vouches for it): then the answer is the one the parsed body would
- * get. Otherwise the bytes read go on to the parser unchanged, as if never touched.
+ * The two halves of the prescan: `prescan` sees each request before Fastify does (the server's
+ * `request` event) and may answer it; `replay` is the `preParsing` hook of the OpenAI routes that
+ * gives the parser the bytes `prescan` read.
  */
-export function overloadPrescan<C>(
-  /** The request's class while a refusal is possible for it, else null. */
-  armed: (request: FastifyRequest) => C | null,
+export interface OverloadPrescan {
+  readonly prescan: (req: IncomingMessage, res: ServerResponse, pass: Pass) => void;
+  readonly replay: preParsingHookHandler;
+}
+
+/** Where the prescan leaves the body it read (or the error that cut it short) for `replay`. */
+const READ = Symbol('sluice.prescanRead');
+type Prescanned = IncomingMessage & { [READ]?: Replay };
+
+/**
+ * Answers admission refusals from the body's bytes before Fastify sees the request: no route
+ * lookup, no request or reply object, no hook, no JSON parsed, no object built for a request
+ * that gets the 503. It acts only while `armed(req)` says so (a POST to an OpenAI endpoint, and
+ * some model refuses its class), on a JSON body with a declared length of at most `maxBytes`,
+ * and answers only when the body is one the parser would have accepted (`readTopLevelFields`
+ * vouches for it): then the answer is the one the parsed body would get. Otherwise the request
+ * goes on to Fastify, and `replay` hands the bytes read (or the stream's error) to the parser
+ * unchanged, as if never touched.
+ */
+export function overloadPrescan<A>(
+  /** What the request is armed with while a refusal is possible for it, else null. */
+  armed: (req: IncomingMessage) => A | null,
   /** Answers the request (true) when these fields are refused, else leaves it (false). */
-  refuse: (reply: FastifyReply, fields: TopLevelFields, c: C) => boolean,
+  refuse: (
+    req: IncomingMessage,
+    res: ServerResponse,
+    fields: TopLevelFields,
+    armed: A,
+    arrivedMs: number,
+  ) => boolean,
   bodyLimit: number,
-): preParsingHookHandler {
+): OverloadPrescan {
   const maxBytes = Math.min(bodyLimit, PRESCAN_MAX_BYTES);
-  return function prescan(request, reply, payload, done) {
-    const headers = request.headers;
-    const length = Number(headers['content-length']);
-    const c = armed(request);
-    if (
-      c === null ||
-      !(length > 0 && length <= maxBytes) ||
-      headers['transfer-encoding'] !== undefined ||
-      !JSON_TYPES.has(headers['content-type'] as string)
-    ) {
-      return done(null, payload);
-    }
-    readWhole(payload, (err, body) => {
-      if (err) return done(null, new Replay(null, err));
-      const fields =
-        body.length === length && jsonBodyRefusal(body) === undefined
-          ? readTopLevelFields(body, MAX_JSON_DEPTH)
-          : null;
-      if (fields !== null && refuse(reply, fields, c)) return;
-      done(null, new Replay(body, null));
-    });
+  return {
+    prescan(req, res, pass) {
+      const a = armed(req);
+      if (a === null || !eligible(req.headers, maxBytes)) return pass();
+      const arrivedMs = performance.now();
+      const length = Number(req.headers['content-length']);
+      readWhole(req, (err, body) => {
+        if (err) {
+          (req as Prescanned)[READ] = new Replay(null, err);
+          return pass();
+        }
+        const fields =
+          body.length === length && jsonBodyRefusal(body) === undefined
+            ? readTopLevelFields(body, MAX_JSON_DEPTH)
+            : null;
+        if (fields !== null && refuse(req, res, fields, a, arrivedMs)) return;
+        (req as Prescanned)[READ] = new Replay(body, null);
+        pass();
+      });
+    },
+    replay(request, _reply, payload, done) {
+      const read = (request.raw as Prescanned)[READ];
+      if (read === undefined) return done(null, payload);
+      (request.raw as Prescanned)[READ] = undefined;
+      done(null, read);
+    },
   };
+}
+
+/** A JSON body of a declared length the prescan reads whole. */
+function eligible(headers: IncomingHttpHeaders, maxBytes: number): boolean {
+  const length = Number(headers['content-length']);
+  return (
+    length > 0 &&
+    length <= maxBytes &&
+    headers['transfer-encoding'] === undefined &&
+    JSON_TYPES.has(headers['content-type'] as string)
+  );
+}
+
+/**
+ * Puts the prescan in front of the server's own `request` listener (Fastify's): a request the
+ * prescan does not answer reaches Fastify exactly as it would have, in the same turn when the
+ * prescan is not armed.
+ */
+export function installPrescan(server: Server, prescan: OverloadPrescan['prescan']): void {
+  const listeners = server.listeners('request') as Array<
+    (req: IncomingMessage, res: ServerResponse) => void
+  >;
+  if (listeners.length !== 1) {
+    throw new Error(`expected one request listener (Fastify's), found ${listeners.length}`);
+  }
+  const [next] = listeners;
+  server.removeListener('request', next);
+  server.on('request', (req: IncomingMessage, res: ServerResponse) =>
+    prescan(req, res, () => next(req, res)),
+  );
 }
 
 /** Collects a request body (Node's parser stops at its Content-Length). */

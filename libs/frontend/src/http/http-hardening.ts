@@ -20,6 +20,12 @@ import { REQUEST_ID_HEADER } from './logging';
  * applies to them (`x-content-type-options`, `x-frame-options`).
  */
 
+/** Helmet's headers that apply to a JSON answer, on every answer but the browser pages'. */
+export const JSON_HEADERS: Readonly<Record<string, string>> = {
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'SAMEORIGIN',
+};
+
 /**
  * Helmet's headers, computed once: running helmet's middleware per request re-parses its whole
  * configuration, which on the rejection path costs more than the rejection itself.
@@ -58,8 +64,7 @@ export function hardenHttp(app: NestFastifyApplication): void {
   // make Node merge and re-validate every header one by one when Fastify writes the head.
   fastify.addHook('onRequest', (request, reply, done) => {
     const url = request.url;
-    if (url.startsWith('/ui') || url.startsWith('/docs')) reply.headers(browserHeaders);
-    else reply.header('x-content-type-options', 'nosniff').header('x-frame-options', 'SAMEORIGIN');
+    reply.headers(url.startsWith('/ui') || url.startsWith('/docs') ? browserHeaders : JSON_HEADERS);
     reply.header(REQUEST_ID_HEADER, request.id);
     done();
   });

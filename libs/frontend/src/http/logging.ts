@@ -92,23 +92,40 @@ function humanLines(out: LogOutput): DestinationStream {
   });
 }
 
+/** One access log line: the request, its status and how long it took to answer. */
+export interface AccessLine {
+  readonly reqId: string;
+  readonly method: string | undefined;
+  readonly url: string | undefined;
+  readonly statusCode: number;
+  readonly ms: number;
+}
+
+/** Writes access log lines (`--access-log true`), from Fastify's hook or an earlier answer. */
+export type AccessLog = (line: AccessLine) => void;
+
 /** `--access-log true`: one line per answered request, without bodies or headers. */
-export function installAccessLog(app: NestFastifyApplication, logger: PinoLoggerService): void {
+export function accessLog(logger: PinoLoggerService): AccessLog {
+  return ({ reqId, method, url, statusCode, ms }) =>
+    logger.pino.info(
+      { context: 'Access', reqId, method, url, statusCode, ms: Math.round(ms * 10) / 10 },
+      'request completed',
+    );
+}
+
+/** The access log of every answer Fastify writes. */
+export function installAccessLog(app: NestFastifyApplication, log: AccessLog): void {
   app
     .getHttpAdapter()
     .getInstance()
     .addHook('onResponse', (request, reply, done) => {
-      logger.pino.info(
-        {
-          context: 'Access',
-          reqId: request.id,
-          method: request.method,
-          url: request.url,
-          statusCode: reply.statusCode,
-          ms: Math.round(reply.elapsedTime * 10) / 10,
-        },
-        'request completed',
-      );
+      log({
+        reqId: request.id,
+        method: request.method,
+        url: request.url,
+        statusCode: reply.statusCode,
+        ms: reply.elapsedTime,
+      });
       done();
     });
 }
