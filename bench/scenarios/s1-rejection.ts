@@ -170,6 +170,9 @@ function summarize(
     profile ? profileMarkdown('frontend answering 503s under autocannon', profile) : '',
   ].join('\n');
   const analysis: string[] = [];
+  // nginx answers a 503 in a third of Node's CPU: when it is barely faster, the client set the pace.
+  const clientBound =
+    (median(rps.nginx) ?? 0) < 1.2 * Math.max(median(rps.sluice) ?? 0, median(rps.fastify) ?? 0);
   if (figures[0].verdict === 'MISS') {
     const top = profile?.owners
       .slice(0, 5)
@@ -179,11 +182,16 @@ function summarize(
       `**Rejection path (${ratio?.toFixed(2)}× Fastify, target ≥ 1.0).** The frontend runs its core at ` +
         `${fmt(100 * (median(feCpu) ?? 0), 0)} % and spends ${fmt(median(cpuPer.sluice), 0)} µs of CPU per 503, ` +
         `against ${fmt(median(cpuPer.fastify), 0)} µs for bare Fastify (${fmt(median(cpuPer.nginx), 0)} µs for nginx): ` +
-        "the gap is Sluice's own per-request work around the same Fastify core. While a model is " +
-        'refused, its 503 is sent from a `preParsing` hook that reads only the top-level `model` and ' +
-        "`stream` from the body's bytes (no JSON.parse, no Fastify body parser, no Nest pipeline); every " +
-        "request still runs the onRequest hooks of Nest's Fastify adapter, the hook that sets the " +
-        'security headers and the request id, and two labelled counter updates.' +
+        'While a model is refused, its 503 is written before Fastify sees the request (the prescan on ' +
+        "the server's `request` event reads only the top-level `model` and `stream` from the body's " +
+        'bytes: no route lookup, no Fastify request or reply, no hook, no parse, no Nest pipeline); what ' +
+        "is left is Node's HTTP server itself (parsing, the socket write), the security headers and " +
+        'request id every answer carries, and three labelled counter updates.' +
+        (clientBound
+          ? ` nginx, at ${fmt(median(rps.nginx))} req/s, was no faster than the two: the load generator's ` +
+            'core set the pace in this run, so the ratio reflects latency at 50 connections more than ' +
+            'what each server can answer.'
+          : '') +
         `${top ? ` Self time by owner: ${top}.` : ''}` +
         (profile
           ? ` Hottest functions: ${profile.functions

@@ -259,8 +259,8 @@ function summarize(
         `${fmt(median(cpuPer.sluice), 0)} µs of CPU per proxied request (nginx ${fmt(median(cpuPer.nginx), 0)} µs) and runs its core at ` +
         `${fmt(100 * (median(feCpu) ?? 0), 0)} % at ${fmt(m(rps.sluice))} req/s while nginx relays ` +
         `${fmt(m(rps.nginx))} req/s, where the worker itself is the limit (${fmt(m(rps.direct))} req/s direct).${top} ` +
-        "No single item dominates: socket writes, undici's pool bookkeeping, the collector, Fastify's body parser " +
-        "(Node's `AsyncResource.bind`), Nest's router, guard and pipe, and five prom-client updates per request. " +
+        "No single item dominates: socket writes, undici's pool bookkeeping, the collector, Fastify's body parser, " +
+        "Nest's router, guard and pipe, and five prom-client updates per request. " +
         "The next large step would be to serve admitted requests outside Nest's pipeline as the 503 already is; " +
         'it is not taken because the guard, the admission policies and the exception filter are the extension points users build on.',
     );
