@@ -181,7 +181,7 @@ function summarize(
     analysis.push(
       `**Rejection path (${ratio?.toFixed(2)}× Fastify, target ≥ 1.0).** The frontend runs its core at ` +
         `${fmt(100 * (median(feCpu) ?? 0), 0)} % and spends ${fmt(median(cpuPer.sluice), 0)} µs of CPU per 503, ` +
-        `against ${fmt(median(cpuPer.fastify), 0)} µs for bare Fastify (${fmt(median(cpuPer.nginx), 0)} µs for nginx): ` +
+        `against ${fmt(median(cpuPer.fastify), 0)} µs for bare Fastify (${fmt(median(cpuPer.nginx), 0)} µs for nginx). ` +
         'While a model is refused, its 503 is written before Fastify sees the request (the prescan on ' +
         "the server's `request` event reads only the top-level `model` and `stream` from the body's " +
         'bytes: no route lookup, no Fastify request or reply, no hook, no parse, no Nest pipeline); what ' +
