@@ -324,6 +324,29 @@ describe('security', () => {
         'dead worker known',
       );
       for (const [answer, status] of expectations) expect((await answer).status).toBe(status);
+      // A 503 written before Fastify sees the request (the overload prescan) is logged as well.
+      const busy = { ...chatBody, model: 'sec/busy' };
+      const limit = { model: 'sec/busy', admission_control: 'token-capacity' };
+      const set = await post(
+        `${sys.fe.url}/busy_threshold`,
+        { ...limit, active_decode_blocks_threshold: 0.5 },
+        auth(TOKEN),
+      );
+      expect(set.status).toBe(200);
+      sys.bus.report(sys.namespace, {
+        worker_id: 'sec-busy',
+        model: 'sec/busy',
+        endpoint: 'http://127.0.0.1:9',
+        active_decode_blocks: 90,
+      });
+      await waitFor(
+        async () => (await post(`${sys.fe.url}/v1/chat/completions`, busy)).status === 503,
+        'sec/busy refused',
+      );
+      const refused = await post(`${sys.fe.url}/v1/chat/completions`, busy, {
+        'x-request-id': 'sec-refused-1',
+      });
+      expect(refused.status).toBe(503);
 
       // Stop first, so every buffered log line has been written.
       await sys.fe.proc.stop();
@@ -334,6 +357,9 @@ describe('security', () => {
       // Not vacuous: logging was on and saw these requests.
       expect(log).toMatch(/"url":"\/busy_threshold"/);
       expect(log).toMatch(/"url":"\/v1\/chat\/completions"/);
+      expect(log).toMatch(
+        /"reqId":"sec-refused-1","method":"POST","url":"\/v1\/chat\/completions","statusCode":503/,
+      );
       expect(log).toMatch(/thresholds of 'sec\/model' changed by admin/);
     });
   });
