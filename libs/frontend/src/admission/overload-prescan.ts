@@ -128,9 +128,10 @@ export function overloadPrescan<A>(
   return {
     prescan(req, res, pass) {
       const a = armed(req);
-      if (a === null || !eligible(req.headers, maxBytes)) return pass();
+      if (a === null) return pass();
+      const length = declaredLength(req.headers, maxBytes);
+      if (length === null) return pass();
       const arrivedMs = performance.now();
-      const length = Number(req.headers['content-length']);
       readWhole(req, (err, body) => {
         if (err) {
           (req as Prescanned)[READ] = new Replay(null, err);
@@ -154,15 +155,15 @@ export function overloadPrescan<A>(
   };
 }
 
-/** A JSON body of a declared length the prescan reads whole. */
-function eligible(headers: IncomingHttpHeaders, maxBytes: number): boolean {
+/** The declared length of a JSON body the prescan reads whole, else null. */
+function declaredLength(headers: IncomingHttpHeaders, maxBytes: number): number | null {
   const length = Number(headers['content-length']);
-  return (
-    length > 0 &&
+  return length > 0 &&
     length <= maxBytes &&
     headers['transfer-encoding'] === undefined &&
     JSON_TYPES.has(headers['content-type'] as string)
-  );
+    ? length
+    : null;
 }
 
 /**
