@@ -186,7 +186,7 @@ function summarize(
         "the server's `request` event reads only the top-level `model` and `stream` from the body's " +
         'bytes: no route lookup, no Fastify request or reply, no hook, no parse, no Nest pipeline); what ' +
         "is left is Node's HTTP server itself (parsing, the socket write), the security headers and " +
-        'request id every answer carries, and three labelled counter updates.' +
+        'request id every answer carries, and three counter increments (plain numbers until a scrape).' +
         (clientBound
           ? ` nginx, at ${fmt(median(rps.nginx))} req/s, was no faster than the two: the load generator's ` +
             'core set the pace in this run, so the ratio reflects latency at 50 connections more than ' +
