@@ -32,6 +32,14 @@ export const METRIC = {
 } as const;
 
 /** How a would-be objective refusal admitted as a sample turned out. */
+/** Label names of the request counters, in the order their values are given (`PendingCounts`). */
+export const COUNTER_LABELS = {
+  rejections: ['model', 'endpoint'],
+  byClass: ['model', 'endpoint', 'priority'],
+  requests: ['model', 'endpoint', 'request_type', 'status', 'error_type'],
+  sloSamples: ['model', 'outcome'],
+} as const;
+
 export type SloSampleOutcome = 'met' | 'missed' | 'failed';
 
 export type EndpointLabel = 'chat_completions' | 'completions' | 'embeddings';

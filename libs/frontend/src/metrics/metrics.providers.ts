@@ -3,7 +3,7 @@ import {
   makeGaugeProvider,
   makeHistogramProvider,
 } from '@willsoto/nestjs-prometheus';
-import { METRIC } from './metric-names';
+import { COUNTER_LABELS, METRIC } from './metric-names';
 import { flushPendingCounts } from './pending-counts';
 
 /** Latency buckets from 5 ms to 10 min: TTFT under overload can reach minutes without shedding. */
@@ -24,25 +24,25 @@ export const metricProviders = [
   makeCounterProvider({
     name: METRIC.rejections,
     help: 'Requests rejected because every worker of the model was busy (or the router queue was full)',
-    labelNames: ['model', 'endpoint'],
+    labelNames: COUNTER_LABELS.rejections,
     collect: flushPendingCounts,
   }),
   makeCounterProvider({
     name: METRIC.classRejections,
     help: 'Requests rejected as overloaded, by the priority class they were judged as (critical, standard, sheddable)',
-    labelNames: ['model', 'endpoint', 'priority'],
+    labelNames: COUNTER_LABELS.byClass,
     collect: flushPendingCounts,
   }),
   makeCounterProvider({
     name: METRIC.wouldRejections,
     help: 'Requests admitted in shadow mode that token-capacity would have rejected (every worker of the model busy)',
-    labelNames: ['model', 'endpoint', 'priority'],
+    labelNames: COUNTER_LABELS.byClass,
     collect: flushPendingCounts,
   }),
   makeCounterProvider({
     name: METRIC.sloRejections,
     help: 'Requests rejected because no free worker was predicted to meet the TTFT objective (also in the rejection counters)',
-    labelNames: ['model', 'endpoint', 'priority'],
+    labelNames: COUNTER_LABELS.byClass,
     collect: flushPendingCounts,
   }),
   makeHistogramProvider({
@@ -54,13 +54,13 @@ export const metricProviders = [
   makeCounterProvider({
     name: METRIC.sloSamples,
     help: 'Would-be TTFT-objective refusals admitted as a sample (--ttft-slo-sample), by outcome: met, missed, failed',
-    labelNames: ['model', 'outcome'],
+    labelNames: COUNTER_LABELS.sloSamples,
     collect: flushPendingCounts,
   }),
   makeCounterProvider({
     name: METRIC.requests,
     help: 'Requests answered by the frontend',
-    labelNames: ['model', 'endpoint', 'request_type', 'status', 'error_type'],
+    labelNames: COUNTER_LABELS.requests,
     collect: flushPendingCounts,
   }),
   makeGaugeProvider({

@@ -3,11 +3,15 @@ import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { PriorityClass } from '../config/priority';
 import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
-import { EndpointLabel, ErrorType, METRIC, SloSampleOutcome } from '../metrics/metric-names';
+import {
+  COUNTER_LABELS,
+  EndpointLabel,
+  ErrorType,
+  METRIC,
+  SloSampleOutcome,
+} from '../metrics/metric-names';
 import { PendingCounts } from '../metrics/pending-counts';
 import { TrafficHistory } from './traffic-history';
-
-const REQUEST_LABELS = ['model', 'endpoint', 'request_type', 'status', 'error_type'] as const;
 
 /**
  * Request-level metrics of contract §6, with label values kept bounded: only known models
@@ -17,14 +21,12 @@ const REQUEST_LABELS = ['model', 'endpoint', 'request_type', 'status', 'error_ty
  */
 @Injectable()
 export class RequestMetricsService implements OnModuleDestroy {
-  private readonly rejections: PendingCounts<'model' | 'endpoint'>;
-  private readonly classRejections: PendingCounts<'model' | 'endpoint' | 'priority'>;
-  private readonly requests: PendingCounts<
-    'model' | 'endpoint' | 'request_type' | 'status' | 'error_type'
-  >;
-  private readonly wouldRejections: PendingCounts<'model' | 'endpoint' | 'priority'>;
-  private readonly sloRejections: PendingCounts<'model' | 'endpoint' | 'priority'>;
-  private readonly sloSamples: PendingCounts<'model' | 'outcome'>;
+  private readonly rejections: PendingCounts<string>;
+  private readonly classRejections: PendingCounts<string>;
+  private readonly requests: PendingCounts<string>;
+  private readonly wouldRejections: PendingCounts<string>;
+  private readonly sloRejections: PendingCounts<string>;
+  private readonly sloSamples: PendingCounts<string>;
   private readonly counters: readonly PendingCounts<string>[];
 
   constructor(
@@ -42,13 +44,13 @@ export class RequestMetricsService implements OnModuleDestroy {
     @InjectMetric(METRIC.predictionError) private readonly predictionErrors: Histogram,
     @InjectMetric(METRIC.sloSamples) sloSamples: Counter,
   ) {
-    const byClass = ['model', 'endpoint', 'priority'] as const;
-    this.rejections = new PendingCounts(rejections, ['model', 'endpoint']);
+    const { byClass } = COUNTER_LABELS;
+    this.rejections = new PendingCounts(rejections, COUNTER_LABELS.rejections);
     this.classRejections = new PendingCounts(classRejections, byClass);
-    this.requests = new PendingCounts(requests, REQUEST_LABELS);
+    this.requests = new PendingCounts(requests, COUNTER_LABELS.requests);
     this.wouldRejections = new PendingCounts(wouldRejections, byClass);
     this.sloRejections = new PendingCounts(sloRejections, byClass);
-    this.sloSamples = new PendingCounts(sloSamples, ['model', 'outcome']);
+    this.sloSamples = new PendingCounts(sloSamples, COUNTER_LABELS.sloSamples);
     this.counters = [
       this.rejections,
       this.classRejections,
