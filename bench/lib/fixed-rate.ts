@@ -10,6 +10,8 @@ export interface FixedRateResult {
   p99_us: number | null;
   max_us: number | null;
   max_send_lag_us: number;
+  /** This client's own CPU time per recorded request (µs), from the end of its warm-up. */
+  client_cpu_us_per_request: number;
 }
 
 /**
