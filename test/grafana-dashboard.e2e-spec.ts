@@ -6,6 +6,7 @@ import { createTestDatabase, TestDatabase } from './support/database';
 import { useSystem } from './support/fixtures';
 import { chat, metricValue, openStream, post } from './support/http';
 import { spawnApp, waitFor } from './support/processes';
+import { CONTRACT_METRICS } from './support/contract-metrics';
 
 /**
  * deploy/grafana/sluice-dashboard.json and deploy/prometheus/alerts.yml query metrics by name; a
@@ -21,21 +22,6 @@ const ALERTS = join(ROOT, 'deploy', 'prometheus', 'alerts.yml');
 
 /** Series that Prometheus itself (`up`) or the blackbox exporter's /health probe produce. */
 const NOT_FROM_FRONTEND = new Set(['up', 'probe_success']);
-
-/** Contract §6: the dashboard should show every one of them. */
-const CONTRACT_METRICS = [
-  'dynamo_frontend_model_rejection_total',
-  'dynamo_frontend_requests_total',
-  'dynamo_frontend_inflight_requests',
-  'dynamo_frontend_queued_requests',
-  'dynamo_frontend_time_to_first_token_seconds',
-  'dynamo_frontend_request_duration_seconds',
-  'dynamo_frontend_worker_active_decode_blocks',
-  'dynamo_frontend_worker_kv_total_blocks',
-  'dynamo_frontend_worker_active_prefill_tokens',
-  'dynamo_frontend_worker_busy',
-  'dynamo_frontend_kv_metrics_invalid_total',
-];
 
 /**
  * Beyond contract §6: the input of the waiting-requests threshold (contract §5), per rank; the

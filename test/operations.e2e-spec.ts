@@ -2,6 +2,7 @@ import { MODEL } from './support/bus';
 import { useSystem } from './support/fixtures';
 import { chat, openStream, post } from './support/http';
 import { waitFor } from './support/processes';
+import { CONTRACT_METRICS } from './support/contract-metrics';
 
 /** Operations surface: probes, metrics, OpenAPI, request ids, logs, the example policy, drain. */
 describe('operations', () => {
@@ -39,19 +40,7 @@ describe('operations', () => {
     const res = await fetch(`${sys.fe.url}/metrics`);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
     const text = await res.text();
-    for (const name of [
-      'dynamo_frontend_model_rejection_total',
-      'dynamo_frontend_requests_total',
-      'dynamo_frontend_inflight_requests',
-      'dynamo_frontend_queued_requests',
-      'dynamo_frontend_time_to_first_token_seconds',
-      'dynamo_frontend_request_duration_seconds',
-      'dynamo_frontend_worker_active_decode_blocks',
-      'dynamo_frontend_worker_kv_total_blocks',
-      'dynamo_frontend_worker_active_prefill_tokens',
-      'dynamo_frontend_worker_busy',
-      'dynamo_frontend_kv_metrics_invalid_total',
-    ]) {
+    for (const name of CONTRACT_METRICS) {
       expect(text).toContain(`# TYPE ${name} `);
     }
   });

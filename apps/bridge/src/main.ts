@@ -8,7 +8,7 @@ import {
   TargetSpecError,
 } from '@sluice/bridge';
 import { NatsEventPublisher } from '@sluice/bus';
-import { CommandLine, exitWithUsage, parseOrExit } from '@sluice/cli';
+import { CommandLine, exitWithUsage, parseOrExit, stopOnSignals } from '@sluice/cli';
 import { redactedUrl } from '@sluice/contracts';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 
@@ -55,24 +55,12 @@ async function main(): Promise<void> {
   });
   process.stdout.write(`${describe(flags, ops.url)}\n`);
 
-  let stopping = false;
-  const stop = async (): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
+  stopOnSignals(async () => {
     // stop() publishes worker_down for every live worker; draining makes sure it leaves.
     await bridge.stop();
     await publisher.close();
     await ops.close();
-    process.exit(0);
-  };
-  const onSignal = (): void => {
-    stop().catch((err: unknown) => {
-      process.stderr.write(`shutdown failed: ${String(err)}\n`);
-      process.exit(1);
-    });
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  });
 }
 
 main().catch((err: unknown) => {

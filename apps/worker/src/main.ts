@@ -1,7 +1,7 @@
 import { redactedUrl } from '@sluice/contracts';
 import { Logger } from '@nestjs/common';
 import { EventPublisher, NatsEventPublisher } from '@sluice/bus';
-import { parseOrExit } from '@sluice/cli';
+import { parseOrExit, stopOnSignals } from '@sluice/cli';
 import {
   createWorkerApp,
   MetricsFormat,
@@ -37,23 +37,11 @@ async function main(): Promise<void> {
   const worker = await createWorkerApp(options, publisher);
   process.stdout.write(`${describe(options, worker.url, worker.workerId)}\n`);
 
-  let stopping = false;
-  const stop = async (): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
+  stopOnSignals(async () => {
     // close() publishes worker_down; draining the publisher makes sure it leaves the process.
     await worker.close();
     await publisher?.close();
-    process.exit(0);
-  };
-  const onSignal = (): void => {
-    stop().catch((err: unknown) => {
-      process.stderr.write(`shutdown failed: ${String(err)}\n`);
-      process.exit(1);
-    });
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  });
 }
 
 main().catch((err: unknown) => {

@@ -38,4 +38,5 @@ export {
   type CommandLineIo,
   type CommandLineResult,
 } from './command-line';
+export { stopOnSignals, type SignalledProcess } from './stop-on-signals';
 export { YOUNG_GENERATION_FLAG, youngGenerationAdvice } from './young-generation';
