@@ -14,6 +14,12 @@ function response(): { res: ServerResponse; head: unknown[]; body: unknown[] } {
   return { res, head, body };
 }
 
+/** The head `writeHead` was given (a flat name/value list), as [name, value] pairs. */
+const pairs = (head: unknown[]): [string, string][] => {
+  const list = head[1] as string[];
+  return list.flatMap((name, i) => (i % 2 === 0 ? [[name, list[i + 1]] as [string, string]] : []));
+};
+
 const request = (headers: Record<string, string> = {}) =>
   ({ method: 'POST', url: '/v1/chat/completions', headers }) as IncomingMessage;
 
@@ -22,14 +28,13 @@ describe('rawReplies (answers written before Fastify sees the request)', () => {
     const { res, head, body } = response();
     writeRefusal(rawReplies(null)(request({ 'x-request-id': 'trace-7' }), res, 0), OVERLOADED, '2');
     expect(head[0]).toBe(503);
-    const headers = head[1] as Record<string, string | number>;
-    expect(Object.entries(headers)).toEqual([
+    expect(pairs(head)).toEqual([
       ['x-content-type-options', 'nosniff'],
       ['x-frame-options', 'SAMEORIGIN'],
       ['x-request-id', 'trace-7'],
       ['content-type', 'application/json'],
       ['retry-after', '2'],
-      ['content-length', OVERLOADED.payload.length],
+      ['content-length', String(OVERLOADED.payload.length)],
     ]);
     expect(body).toEqual([OVERLOADED.payload]);
   });
@@ -37,9 +42,9 @@ describe('rawReplies (answers written before Fastify sees the request)', () => {
   it('makes up a request id when the caller gave no sane one', () => {
     const { res, head } = response();
     writeRefusal(rawReplies(null)(request({ 'x-request-id': 'a b' }), res, 0), OVERLOADED, null);
-    const headers = head[1] as Record<string, string>;
-    expect(headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
-    expect(headers).not.toHaveProperty('retry-after');
+    const headers = new Map(pairs(head));
+    expect(headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(headers.has('retry-after')).toBe(false);
   });
 
   it('writes the access log line of the answer when the log is on', () => {

@@ -14,9 +14,19 @@ export function rawReplies(log: AccessLog | null): RawReplyFor {
   return (req, res, arrivedMs) => new RawReply(req, res, log, arrivedMs);
 }
 
+/** `JSON_HEADERS` as Node's flat name/value list, in their order. */
+const JSON_HEADER_LIST: readonly string[] = Object.entries(JSON_HEADERS).flat();
+
+/**
+ * The head is kept as a flat name/value list, which `writeHead` takes as it is: an object
+ * built with the request id as a computed key, then grown by each header, went through V8's
+ * slow paths for adding properties (about 1 µs of a 503's 20 µs here).
+ */
 class RawReply implements RefusalReply {
   private status = 200;
-  private readonly headers: Record<string, string | number>;
+  private readonly id: string;
+  /** The head after Fastify's headers: what the writer set, in its order. */
+  private readonly own: string[] = [];
 
   constructor(
     private readonly req: IncomingMessage,
@@ -24,7 +34,7 @@ class RawReply implements RefusalReply {
     private readonly log: AccessLog | null,
     private readonly arrivedMs: number,
   ) {
-    this.headers = { ...JSON_HEADERS, [REQUEST_ID_HEADER]: requestIdFor(req) };
+    this.id = requestIdFor(req);
   }
 
   code(status: number): this {
@@ -32,17 +42,19 @@ class RawReply implements RefusalReply {
     return this;
   }
 
+  /** Adds a header; the writer sets each at most once. */
   header(name: string, value: string): this {
-    this.headers[name] = value;
+    this.own.push(name, value);
     return this;
   }
 
   send(payload: Buffer): this {
-    this.headers['content-length'] = payload.length;
-    this.res.writeHead(this.status, this.headers);
+    const head = JSON_HEADER_LIST.concat(REQUEST_ID_HEADER, this.id, this.own);
+    head.push('content-length', String(payload.length));
+    this.res.writeHead(this.status, head);
     this.res.end(payload);
     this.log?.({
-      reqId: this.headers[REQUEST_ID_HEADER] as string,
+      reqId: this.id,
       method: this.req.method,
       url: this.req.url,
       statusCode: this.status,
