@@ -27,8 +27,13 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((app) => app.close()));
 });
 
-async function waitUntil(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
+/** Waits for `condition`, failing after a generous deadline instead of hanging the suite. */
+async function waitUntil(condition: () => boolean, deadlineMs = 4000): Promise<void> {
+  const until = Date.now() + deadlineMs;
+  while (!condition()) {
+    if (Date.now() > until) throw new Error('condition not met before the deadline');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 /** A Fastify app with the frontend's JSON parser setup, refusing the model `busy`. */
@@ -157,6 +162,32 @@ describe('overloadPrescan', () => {
     const res = await post(h, JSON.stringify({ model: 'busy', pad: 'x'.repeat(100) }));
     expect(res.statusCode).toBe(413);
     expect(h.asked).toEqual([]);
+  });
+
+  it('reads a body that arrives in pieces, and goes on serving the connection', async () => {
+    const h = await harness();
+    const port = (h.sut.server.address() as { port: number }).port;
+    const socket = connect(port, '127.0.0.1');
+    let answers = '';
+    socket.on('data', (b: Buffer) => (answers += b.toString('latin1')));
+    const head = (body: string): string =>
+      `POST ${PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
+    const busy = '{"model":"busy","stream":true}';
+    socket.write(head(busy) + busy.slice(0, 9));
+    await waitUntil(() => h.seen > 0);
+    socket.write(busy.slice(9));
+    await waitUntil(() => answers.includes('refused'));
+    const free = '{"model":"free"}';
+    socket.write(head(free) + free);
+    await waitUntil(() => answers.includes('"body"'));
+    socket.destroy();
+    expect(answers.match(/^HTTP\/1\.1 \d+/gm)).toEqual(['HTTP/1.1 503', 'HTTP/1.1 200']);
+    expect(h.asked).toEqual([
+      { model: 'busy', stream: true },
+      { model: 'free', stream: false },
+    ]);
+    expect(h.parsed).toEqual([free]);
   });
 
   it('passes a body cut short by the client on to the parser as an error', async () => {

@@ -186,17 +186,21 @@ export function installPrescan(server: Server, prescan: OverloadPrescan['prescan
 }
 
 /**
- * Collects a request body (Node's parser stops at its Content-Length). The listeners stay on the
- * request once it is read, since taking three listeners off a stream cost about 2 % of a 503's
- * CPU; `settled` keeps a late error from answering twice, and the chunks are let go.
+ * Collects a request body as Node's HTTP parser hands it over, by taking the request's `push`
+ * (the one way the parser gives a request its bytes: each chunk, then null at the end of the
+ * message, which Node's parser makes its Content-Length). The chunks go to this reader instead
+ * of the stream's buffer, and the end reaches the stream as usual, so the request ends as an
+ * empty, complete stream; `cb` then runs at once, still inside the parser's callback, which is
+ * where a `request` listener answers a request without a body too. Reading through the stream's
+ * `data` and `end` events instead (listeners, flowing mode, the answer a tick later) cost about
+ * a tenth of a 503's CPU here (20 against 18 µs). A stream error (the client went away
+ * mid-body) ends the read with that error; `settled` keeps a late one from answering twice.
  */
-function readWhole(
-  payload: NodeJS.ReadableStream,
-  cb: (err: Error | null, body: Buffer) => void,
-): void {
+function readWhole(req: IncomingMessage, cb: (err: Error | null, body: Buffer) => void): void {
   let chunks: Buffer[] = [];
   let received = 0;
   let settled = false;
+  const push = req.push.bind(req);
   const finish = (err?: Error): void => {
     if (settled) return;
     settled = true;
@@ -205,13 +209,19 @@ function readWhole(
     if (err) return cb(err, Buffer.alloc(0));
     cb(null, read.length === 1 ? read[0] : Buffer.concat(read, received));
   };
-  payload.on('data', (chunk: Buffer) => {
-    received += chunk.length;
-    chunks.push(chunk);
-  });
-  payload.on('end', finish);
-  payload.on('error', finish);
-  payload.resume();
+  req.push = (chunk: Buffer | null): boolean => {
+    // After an error, whatever still comes goes to the stream as usual.
+    if (settled) return push(chunk);
+    if (chunk !== null) {
+      received += chunk.length;
+      chunks.push(chunk);
+      return true;
+    }
+    push(null);
+    finish();
+    return false;
+  };
+  req.on('error', finish);
 }
 
 /**
