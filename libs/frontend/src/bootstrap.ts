@@ -2,7 +2,7 @@ import { Logger as NestLogger, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { InProcessBus } from '@sluice/bus';
-import { youngGenerationAdvice } from '@sluice/cli';
+import { turnOffPretenuring, youngGenerationAdvice } from '@sluice/cli';
 import { redactedUrl } from '@sluice/contracts';
 import { installAdmission } from './admission/early-refusal.hook';
 import { AdmissionPolicy } from './admission/admission-policy';
@@ -45,6 +45,8 @@ export async function createFrontendApp(
   config: FrontendConfig,
   options: FrontendOptions = {},
 ): Promise<FrontendHandle> {
+  // Before the request path is built and run: see pretenuring.ts for what it saves.
+  const pretenuringOff = turnOffPretenuring();
   const adapter = new FastifyAdapter({
     bodyLimit: config.bodyLimitBytes,
     genReqId: requestIdFor,
@@ -80,6 +82,8 @@ export async function createFrontendApp(
   log.log(`frontend listening on ${url} (bus: ${bus}; Node ${process.version})`);
   const advice = youngGenerationAdvice(process.execArgv, process.env.NODE_OPTIONS);
   if (advice) log.log(advice);
+  if (!pretenuringOff)
+    log.log("V8's allocation-site pretenuring left as Node's command line set it");
   log.log(describeAdmission(config));
   log.log(describePriority(config));
   log.log(
