@@ -27,7 +27,7 @@ export function pretenuringChosen(execArgv: readonly string[]): boolean {
  * instead of 0.2 ms here), and full collections clean up what scavenges used to. Whether a given
  * process fell into it was a matter of luck: on the rejection path, three frontends out of three
  * spent 21–23 µs of CPU per 503 with it and 17–18 µs without (0.67 against 0.17 s of young
- * collections in 5 s of load), which is most of the spread between the bench's runs.
+ * collections in 5 s of load), a likely cause of much of the spread between the bench's runs.
  * The flag is read as objects are allocated, so setting it once running takes effect.
  */
 export function turnOffPretenuring(execArgv: readonly string[] = process.execArgv): boolean {
