@@ -39,5 +39,5 @@ export {
   type CommandLineResult,
 } from './command-line';
 export { stopOnSignals, type SignalledProcess } from './stop-on-signals';
-export { NO_PRETENURING_FLAG, pretenuringChosen, turnOffPretenuring } from './pretenuring';
+export { turnOffPretenuring } from './pretenuring';
 export { YOUNG_GENERATION_FLAG, youngGenerationAdvice } from './young-generation';

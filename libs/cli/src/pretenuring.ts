@@ -1,6 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 
-/** The V8 setting the frontend turns on for itself when it starts (`turnOffPretenuring`). */
+/** The V8 flag the frontend sets for itself when it starts (`turnOffPretenuring`). */
 export const NO_PRETENURING_FLAG = '--no-allocation-site-pretenuring';
 
 const CHOICES = [

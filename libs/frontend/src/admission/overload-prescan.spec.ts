@@ -1,5 +1,6 @@
 import Fastify, { FastifyInstance } from 'fastify';
 import { connect } from 'node:net';
+import { waitFor } from '@sluice/testkit';
 import { installPrescan, overloadPrescan, PRESCAN_MAX_BYTES } from './overload-prescan';
 import { TopLevelFields } from '../request-body/top-level-fields';
 
@@ -26,15 +27,6 @@ const open: FastifyInstance[] = [];
 afterEach(async () => {
   await Promise.all(open.splice(0).map((app) => app.close()));
 });
-
-/** Waits for `condition`, failing after a generous deadline instead of hanging the suite. */
-async function waitUntil(condition: () => boolean, deadlineMs = 4000): Promise<void> {
-  const until = Date.now() + deadlineMs;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error('condition not met before the deadline');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 /** A Fastify app with the frontend's JSON parser setup, refusing the model `busy`. */
 async function harness(bodyLimit = 1024 * 1024): Promise<Harness> {
@@ -175,12 +167,12 @@ describe('overloadPrescan', () => {
       `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
     const busy = '{"model":"busy","stream":true}';
     socket.write(head(busy) + busy.slice(0, 9));
-    await waitUntil(() => h.seen > 0);
+    await waitFor(() => h.seen > 0, 'the prescan seeing the request');
     socket.write(busy.slice(9));
-    await waitUntil(() => answers.includes('refused'));
+    await waitFor(() => answers.includes('refused'), 'the 503');
     const free = '{"model":"free"}';
     socket.write(head(free) + free);
-    await waitUntil(() => answers.includes('"body"'));
+    await waitFor(() => answers.includes('"body"'), 'the 200');
     socket.destroy();
     expect(answers.match(/^HTTP\/1\.1 \d+/gm)).toEqual(['HTTP/1.1 503', 'HTTP/1.1 200']);
     expect(h.asked).toEqual([
@@ -198,9 +190,9 @@ describe('overloadPrescan', () => {
     socket.write(
       `POST ${PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"model":"busy"`,
     );
-    await waitUntil(() => h.seen > 0);
+    await waitFor(() => h.seen > 0, 'the prescan seeing the request');
     socket.destroy();
-    await waitUntil(() => h.errors.length > 0);
+    await waitFor(() => h.errors.length > 0, "the parser's error");
     expect(h.errors).toEqual([400]);
     // The server goes on serving, and nothing was refused or parsed from half a body.
     expect((await post(h, '{"model":"busy"}')).statusCode).toBe(503);
