@@ -53,6 +53,23 @@ export function slope(points: ReadonlyArray<readonly [number, number]>): number 
   return den === 0 ? 0 : num / den;
 }
 
+/** Pearson's correlation of two equally long series (null under two points or with no spread). */
+export function correlation(xs: readonly number[], ys: readonly number[]): number | null {
+  const n = Math.min(xs.length, ys.length);
+  if (n < 2) return null;
+  const mx = xs.slice(0, n).reduce((a, x) => a + x, 0) / n;
+  const my = ys.slice(0, n).reduce((a, y) => a + y, 0) / n;
+  let sxy = 0;
+  let sxx = 0;
+  let syy = 0;
+  for (let i = 0; i < n; i++) {
+    sxy += (xs[i] - mx) * (ys[i] - my);
+    sxx += (xs[i] - mx) ** 2;
+    syy += (ys[i] - my) ** 2;
+  }
+  return sxx === 0 || syy === 0 ? null : sxy / Math.sqrt(sxx * syy);
+}
+
 /** Rotates the order of the compared subjects from round to round (A B C, B C A, …). */
 export function rotate<T>(items: readonly T[], round: number): T[] {
   const k = round % items.length;

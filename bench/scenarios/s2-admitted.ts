@@ -17,7 +17,7 @@ import { profileMarkdown, ProfileSummary } from '../lib/profile';
 import { startProfiledFrontend } from '../lib/profiled-frontend';
 import { CpuMeter } from '../lib/procfs';
 import { DECODE_SHEDDING, startFrontend, startWorker } from '../lib/sluice';
-import { fmt, median, rotate, uniqueNamespace, waitFor } from '../lib/util';
+import { correlation, fmt, median, rotate, uniqueNamespace, waitFor } from '../lib/util';
 
 const PATH = '/v1/chat/completions';
 const FLAGS = DECODE_SHEDDING;
@@ -240,6 +240,8 @@ function summarize(
     '| ---: | ---: | ---: | ---: | ---: |',
     tput,
     '',
+    roundSpread(rps),
+    '',
     `Frontend CPU during its max-rate runs: ${feCpu.map((c) => `${Math.round(c * 100)} %`).join(', ')} of one core. ` +
       `CPU time per request (median over rounds, from /proc): Sluice ${fmt(median(cpuPer.sluice), 0)} µs, ` +
       `nginx ${fmt(median(cpuPer.nginx), 0)} µs, the worker itself ${fmt(median(cpuPer.direct), 0)} µs direct ` +
@@ -294,4 +296,23 @@ function summarize(
     );
   }
   return { figures, details, analysis };
+}
+
+/**
+ * How the proxies' rounds moved with the worker's own (direct) rate: Sluice's maximum rate
+ * swings from round to round (0.53-0.95x nginx within one run of record), nginx's much less.
+ */
+function roundSpread(rps: Record<Subject, number[]>): string {
+  if (rps.direct.length < 3) return '';
+  const sluice = correlation(rps.direct, rps.sluice);
+  const nginx = correlation(rps.direct, rps.nginx);
+  const tracks = sluice !== null && nginx !== null && sluice >= 0.7 && Math.abs(nginx) < 0.5;
+  return (
+    `Over the ${rps.direct.length} rounds, the correlation of each proxy's rate with the direct path's ` +
+    `(the worker alone, a Node process like Sluice): Sluice r = ${fmt(sluice, 2)}, nginx r = ${fmt(nginx, 2)}.` +
+    (tracks
+      ? ' Sluice rose and fell with the worker while nginx did not: much of the spread between rounds ' +
+        'is the machine running Node processes faster or slower from one round to the next.'
+      : '')
+  );
 }
