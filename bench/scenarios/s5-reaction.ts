@@ -115,7 +115,8 @@ export const reactionScenario: Scenario = {
       const first = await d.once();
       if (first.status !== 400)
         throw new Error(`decision probe expected 400, got ${first.status} ${first.text}`);
-      // Fresh processes run these paths in V8's interpreter until it has compiled them: the
+      // Fresh processes run these paths in V8's interpreter until it has compiled them (the likely
+      // cause; measured: it is the fresh processes that are slow): the
       // first ~100 trials of a new frontend and worker carry that (their p99 ~15-25 ms against
       // ~7 ms later). A frontend in service has long been warm, so those trials are not timed
       // as the figure; they are shown beside it.
@@ -151,7 +152,7 @@ export const reactionScenario: Scenario = {
         'runs from just before `publish()` to the answer, so it includes the NATS hop, the frontend',
         'applying the report, the probe interval (~1 ms) and one HTTP round trip. 3–10 ms pause',
         `between steps. The first ${warmTrials} trials each way, on the freshly started frontend and worker,`,
-        'are a warm-up (V8 is still compiling the paths they run): shown in their own rows, not in the',
+        'are a warm-up (most likely V8 still compiling the paths they run): shown in their own rows, not in the',
         'figures.',
         '',
         '| direction | trials | p50 ms | p90 ms | p99 ms | max ms |',
