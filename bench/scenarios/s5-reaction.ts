@@ -115,11 +115,10 @@ export const reactionScenario: Scenario = {
       const first = await d.once();
       if (first.status !== 400)
         throw new Error(`decision probe expected 400, got ${first.status} ${first.text}`);
-      // Fresh processes run these paths in V8's interpreter until it has compiled them (the likely
-      // cause; measured: it is the fresh processes that are slow): the
-      // first ~100 trials of a new frontend and worker carry that (their p99 ~15-25 ms against
-      // ~7 ms later). A frontend in service has long been warm, so those trials are not timed
-      // as the figure; they are shown beside it.
+      // The first ~100 trials of a fresh frontend and worker are slow (p99 ~15-25 ms against ~7 ms
+      // later; a fresh frontend or a fresh worker alone shows it too), most likely V8 still
+      // compiling their paths. A frontend in service has long been warm, so those trials are not
+      // taken into the figures; they are shown beside them.
       const warmTrials = ctx.quick ? 30 : WARM_UP_TRIALS;
       ctx.log(`warm-up: ${warmTrials} trials each way, shown apart`);
       const [{ up: upWarm, down: downWarm }] = await flipTrials(report, [p], warmTrials);
