@@ -16,8 +16,13 @@ function statFields(pid: number): string[] | null {
 
 /** User + system CPU time of a process in ms (0 when it is gone). */
 export function cpuMs(pid: number): number {
+  return liveCpuMs(pid) ?? 0;
+}
+
+/** User + system CPU time of a process in ms, null when it is gone. */
+function liveCpuMs(pid: number): number | null {
   const f = statFields(pid);
-  if (!f) return 0;
+  if (!f) return null;
   // Fields 14 and 15 of stat (utime, stime) are at indexes 11 and 12 after the name.
   return ((Number(f[11]) + Number(f[12])) * 1000) / HZ;
 }
@@ -93,14 +98,20 @@ export class ForeignLoadMonitor {
     return { mean: xs.reduce((a, b) => a + b, 0) / xs.length, max: Math.max(...xs) };
   }
 
-  /** CPU our process tree used since the last call (per pid, so exits do not go negative). */
+  /**
+   * CPU our process tree used since the last call (per pid, so exits do not go negative). A
+   * process that exits between the listing and the read is skipped: read as 0, it would take
+   * its whole lifetime's CPU off ours and show it as other load (a peak of 15.5 cores once).
+   */
   private oursDeltaMs(): number {
     const next = new Map<number, number>();
     let delta = 0;
     for (const pid of descendants(process.pid)) {
-      const ms = cpuMs(pid);
+      const ms = liveCpuMs(pid);
+      if (ms === null) continue;
       next.set(pid, ms);
-      delta += ms - (this.ours.get(pid) ?? 0);
+      // A process's CPU time never falls: less than last time is a new process on a reused pid.
+      delta += Math.max(0, ms - (this.ours.get(pid) ?? 0));
     }
     this.ours = next;
     return delta;
