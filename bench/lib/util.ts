@@ -53,12 +53,12 @@ export function slope(points: ReadonlyArray<readonly [number, number]>): number 
   return den === 0 ? 0 : num / den;
 }
 
-/** Pearson's correlation of two equally long series (null under two points or with no spread). */
+/** Pearson's correlation of two series of the same length (null under two points, or with no spread). */
 export function correlation(xs: readonly number[], ys: readonly number[]): number | null {
-  const n = Math.min(xs.length, ys.length);
-  if (n < 2) return null;
-  const mx = xs.slice(0, n).reduce((a, x) => a + x, 0) / n;
-  const my = ys.slice(0, n).reduce((a, y) => a + y, 0) / n;
+  const n = xs.length;
+  if (n < 2 || ys.length !== n) return null;
+  const mx = xs.reduce((a, x) => a + x, 0) / n;
+  const my = ys.reduce((a, y) => a + y, 0) / n;
   let sxy = 0;
   let sxx = 0;
   let syy = 0;

@@ -1,4 +1,5 @@
 import { setFlagsFromString } from 'node:v8';
+import { setsFlag } from './node-flags';
 
 /** The V8 flag the frontend sets for itself when it starts (`turnOffPretenuring`). */
 export const NO_PRETENURING_FLAG = '--no-allocation-site-pretenuring';
@@ -12,7 +13,7 @@ const CHOICES = [
 
 /** Whether Node was started with V8's allocation-site pretenuring set either way. */
 export function pretenuringChosen(execArgv: readonly string[]): boolean {
-  return execArgv.some((a) => CHOICES.some((flag) => a === flag || a.startsWith(`${flag}=`)));
+  return setsFlag(execArgv, CHOICES);
 }
 
 /**

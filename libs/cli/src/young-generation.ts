@@ -1,3 +1,5 @@
+import { setsFlag } from './node-flags';
+
 /**
  * The V8 setting the frontend runs with (docker/frontend.Dockerfile's `NODE_OPTIONS`, the npm
  * scripts, and every frontend the tests and the bench start): the young generation capped at
@@ -15,8 +17,7 @@ const CAPS = ['--max-semi-space-size', '--max_semi_space_size', '--max-young-gen
  * arguments (`process.execArgv`) or in `NODE_OPTIONS`.
  */
 export function youngGenerationCapped(execArgv: readonly string[], nodeOptions = ''): boolean {
-  const given = [...execArgv, ...nodeOptions.split(/\s+/)];
-  return given.some((a) => CAPS.some((flag) => a === flag || a.startsWith(`${flag}=`)));
+  return setsFlag([...execArgv, ...nodeOptions.split(/\s+/)], CAPS);
 }
 
 /** A line for the start-up log when the frontend runs without the cap; null when it has one. */
