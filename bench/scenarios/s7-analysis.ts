@@ -2,7 +2,7 @@ import { decodeStepMs, prefillStepMs } from '../../libs/sim-worker/src/engine/st
 import { Figure } from '../lib/context';
 import { fmt, median } from '../lib/util';
 import { byObjective } from './s7-measures';
-import type { Rounds } from './s7-summary';
+import type { Rounds } from './s7-rounds';
 import { PROMPT } from './s7-tools';
 import { Point, Policy } from './s7-types';
 

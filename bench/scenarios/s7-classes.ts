@@ -1,7 +1,7 @@
 import { Figure } from '../lib/context';
 import { barChart } from '../lib/svg';
 import { fmt, median } from '../lib/util';
-import type { Row } from './s7-summary';
+import type { Row } from './s7-rounds';
 import { CLASS_LOAD, CLASS_RUNS, ClassPoint, ClassRun } from './s7-types';
 
 const rejected = (ps: ClassPoint[], run: ClassRun, cls: string): number[] =>

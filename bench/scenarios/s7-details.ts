@@ -1,7 +1,7 @@
 import { bucketQuantile, bucketsSum, bucketsTotal } from '../lib/prom-histogram';
 import { fmt, median } from '../lib/util';
 import { classDetails } from './s7-classes';
-import type { Rounds } from './s7-summary';
+import type { Rounds } from './s7-rounds';
 import { byObjective, ofKind, wrongRefusals } from './s7-measures';
 import { fullStepMs, loneStepMs } from './s7-analysis';
 import { MAX_TOKENS, PROMPT } from './s7-tools';
