@@ -3,7 +3,7 @@ import { Registry } from 'prom-client';
 import { Dispatcher } from 'undici';
 import { BridgeLogger } from './bridge-logger';
 import { EngineAdapter, EngineName } from './engines/engine-adapter';
-import { DnsResolver } from './targets/dns-target.source';
+import { TargetSourceOptions } from './targets/target-sources';
 
 export const BRIDGE_DEFAULTS = {
   scrapeIntervalMs: 250,
@@ -15,14 +15,9 @@ export const BRIDGE_DEFAULTS = {
 } as const;
 
 /** What the bridge needs; the standalone app builds it from flags, the frontend from its own. */
-export interface EngineBridgeOptions {
+export interface EngineBridgeOptions extends TargetSourceOptions {
   readonly engine: EngineName;
   readonly namespace: string;
-  /** `[NAME=]URL` each. */
-  readonly targets?: readonly string[];
-  readonly targetsFile?: string;
-  /** `NAME:PORT` each. */
-  readonly dnsTargets?: readonly string[];
   readonly scrapeIntervalMs?: number;
   readonly scrapeTimeoutMs?: number;
   readonly downAfterMs?: number;
@@ -37,10 +32,7 @@ export interface EngineBridgeOptions {
   readonly source?: string;
   readonly logger?: BridgeLogger;
 
-  // Seams for tests and embedding; defaults are the real thing.
-  readonly resolver?: DnsResolver;
-  readonly dnsIntervalMs?: number;
-  readonly filePollMs?: number;
+  // Seams for tests and embedding; defaults are the real thing (the targets' own: above).
   readonly now?: () => number;
   /** In [0, 1): spreads each target's first scrape over its first interval (default Math.random). */
   readonly random?: () => number;

@@ -1,5 +1,5 @@
 import { PromFamilies, PromSample } from '../prometheus/prometheus-text';
-import { UnparsableError } from './unparsable.error';
+import { UnparsableError } from '../unparsable.error';
 
 /** A finite number ≥ 0, else the scrape is unparsable (NaN, ±Inf and negatives never pass). */
 export function nonNegative(v: unknown, what: string): number {

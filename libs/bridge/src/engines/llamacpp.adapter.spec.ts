@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { answeringHttp } from './engine-http.fixture';
 import { LlamacppAdapter, mapLlamacpp } from './llamacpp.adapter';
-import { UnparsableError } from './unparsable.error';
+import { UnparsableError } from '../unparsable.error';
 
 const FIXTURES = join(__dirname, '../../../../test/fixtures/engines/llamacpp');
 const fixture = (name: string): string => readFileSync(join(FIXTURES, name), 'utf8');

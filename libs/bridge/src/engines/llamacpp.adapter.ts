@@ -1,7 +1,7 @@
 import { readFamilies } from '../prometheus/prometheus-text';
 import { EngineAdapter, EngineHttp, EngineSnapshot, MAX_RANKS } from './engine-adapter';
 import { count, optionalCount, record, required, text } from './engine-values';
-import { UnparsableError } from './unparsable.error';
+import { UnparsableError } from '../unparsable.error';
 
 const PROCESSING = 'llamacpp:requests_processing';
 const DEFERRED = 'llamacpp:requests_deferred';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { answeringHttp } from './engine-http.fixture';
 import { mapSglangLoads, mapSglangMetrics, SglangAdapter, sglangInfo } from './sglang.adapter';
-import { UnparsableError } from './unparsable.error';
+import { UnparsableError } from '../unparsable.error';
 
 const FIXTURES = join(__dirname, '../../../../test/fixtures/engines/sglang');
 const fixture = (name: string): string => readFileSync(join(FIXTURES, name), 'utf8');

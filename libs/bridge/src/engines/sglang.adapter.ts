@@ -1,7 +1,7 @@
 import { PromSample, readFamilies } from '../prometheus/prometheus-text';
 import { EngineAdapter, EngineHttp, EngineSnapshot, MAX_RANKS, RankLoad } from './engine-adapter';
 import { byLabel, count, optionalCount, record, text } from './engine-values';
-import { UnparsableError } from './unparsable.error';
+import { UnparsableError } from '../unparsable.error';
 
 const USED = 'sglang:num_used_tokens';
 const MAX_TOTAL = 'sglang:max_total_num_tokens';

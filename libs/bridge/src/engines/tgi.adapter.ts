@@ -1,7 +1,7 @@
 import { readFamilies } from '../prometheus/prometheus-text';
 import { EngineAdapter, EngineHttp, EngineSnapshot } from './engine-adapter';
 import { count, optionalCount, record, text } from './engine-values';
-import { UnparsableError } from './unparsable.error';
+import { UnparsableError } from '../unparsable.error';
 
 const CURRENT_MAX_TOKENS = 'tgi_batch_current_max_tokens';
 const MAX_TOTAL_TOKENS = 'tgi_batch_max_total_tokens';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mapVllmMetrics, VLLM_FILTERED_PATH, VllmAdapter } from './vllm.adapter';
 import { answeringHttp } from './engine-http.fixture';
-import { UnparsableError } from './unparsable.error';
+import { UnparsableError } from '../unparsable.error';
 
 const FIXTURES = join(__dirname, '../../../../test/fixtures/engines/vllm');
 const fixture = (name: string): string => readFileSync(join(FIXTURES, name), 'utf8');

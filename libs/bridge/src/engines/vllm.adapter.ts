@@ -1,7 +1,7 @@
 import { PromFamilies, PromSample, readFamilies } from '../prometheus/prometheus-text';
 import { EngineAdapter, EngineHttp, EngineSnapshot, MAX_RANKS, RankLoad } from './engine-adapter';
 import { byLabel, count, fraction, optionalCount, text } from './engine-values';
-import { UnparsableError } from './unparsable.error';
+import { UnparsableError } from '../unparsable.error';
 
 const KV_USAGE = 'vllm:kv_cache_usage_perc';
 /** The name before vLLM 0.10 (V0 engine and early V1); still served by older images. */

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { UnparsableError } from '../engines/unparsable.error';
+import { UnparsableError } from '../unparsable.error';
 import { pickSampleLines, readFamilies } from './prometheus-text';
 
 describe('readFamilies', () => {

@@ -1,5 +1,5 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
-import { UnparsableError } from '../engines/unparsable.error';
+import { UnparsableError } from '../unparsable.error';
 
 /** One sample of a wanted family; `value` may be NaN (the adapter decides what it accepts). */
 export interface PromSample {

@@ -1,6 +1,6 @@
 import { Dispatcher } from 'undici';
 import { EngineAdapter, EngineSnapshot } from '../engines/engine-adapter';
-import { UnparsableError } from '../engines/unparsable.error';
+import { UnparsableError } from '../unparsable.error';
 import { AnswerCache, ScrapeHttp } from '../http/engine-http.client';
 import { ScrapeFailure } from '../http/scrape-failure';
 import { Target } from '../targets/target';

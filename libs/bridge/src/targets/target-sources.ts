@@ -1,13 +1,25 @@
 import { BridgeLogger } from '../bridge-logger';
-import { EngineBridgeOptions } from '../engine-bridge.options';
-import { DnsTargetSource, systemResolver } from './dns-target.source';
+import { DnsResolver, DnsTargetSource, systemResolver } from './dns-target.source';
 import { parseDnsTarget, parseTargetSpec } from './target';
 import { StaticTargetSource, TargetSource } from './target-source';
 import { TargetsFileSource } from './targets-file.source';
 
+/** Where the bridge's targets come from (part of `EngineBridgeOptions`). */
+export interface TargetSourceOptions {
+  /** `[NAME=]URL` each. */
+  readonly targets?: readonly string[];
+  readonly targetsFile?: string;
+  /** `NAME:PORT` each. */
+  readonly dnsTargets?: readonly string[];
+  // Seams for tests and embedding; defaults are the real thing.
+  readonly resolver?: DnsResolver;
+  readonly dnsIntervalMs?: number;
+  readonly filePollMs?: number;
+}
+
 /** The sources the options name; a malformed `--target` or `--dns-target` throws here. */
 export function buildTargetSources(
-  options: EngineBridgeOptions,
+  options: TargetSourceOptions,
   logger: BridgeLogger,
 ): TargetSource[] {
   const sources: TargetSource[] = [];
