@@ -2,7 +2,7 @@ import { CPU } from './context';
 import { Proc, ProcessGroup } from '@sluice/testkit';
 import { waitFor } from './util';
 
-export { FLOOD_MODEL, SENTINEL_MODEL, SENTINEL_WORKER } from '../tools/report-flood-names';
+export { FLOOD_MODEL, SENTINEL_MODEL, SENTINEL_WORKER } from './flood-names';
 
 export interface FloodDone {
   event: 'flood-done';

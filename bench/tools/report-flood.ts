@@ -17,7 +17,7 @@
 import { connect, NatsConnection } from 'nats';
 import { createInterface } from 'node:readline';
 
-import { FLOOD_MODEL, SENTINEL_MODEL, SENTINEL_WORKER } from './report-flood-names';
+import { FLOOD_MODEL, SENTINEL_MODEL, SENTINEL_WORKER } from '../lib/flood-names';
 const VARIANTS = 4;
 const TICK_MS = 2;
 
