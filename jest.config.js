@@ -52,6 +52,8 @@ module.exports = {
       // Once per run: a temporary directory and a migrated embedded database to copy.
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      // The specs that open an embedded store in-process load PGlite outside jest's sandbox.
+      setupFilesAfterEnv: ['<rootDir>/test/support/pglite-outside-jest.ts'],
       transform,
       moduleNameMapper,
     },

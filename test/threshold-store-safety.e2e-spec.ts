@@ -1,4 +1,3 @@
-import { rmSync } from 'node:fs';
 import { DataSource } from 'typeorm';
 import { storeDataDir, waitFor } from '@sluice/testkit';
 import {
@@ -11,55 +10,23 @@ import {
   TypeOrmThresholdRepository,
   VersionMismatchError,
 } from '../libs/frontend/src/thresholds/persistence';
-import type { OutsideJest } from './support/outside-jest';
-import { createTestDatabase } from './support/database';
-
-// PGlite is loaded by Node's own loader, as in threshold-store.e2e-spec.ts (see there why).
-jest.mock('@electric-sql/pglite', () =>
-  jest
-    .requireActual<OutsideJest>('./support/outside-jest')
-    .requireOutsideJest('@electric-sql/pglite'),
-);
-jest.mock('@electric-sql/pglite/node-postgres', () =>
-  jest
-    .requireActual<OutsideJest>('./support/outside-jest')
-    .requireOutsideJest('@electric-sql/pglite/node-postgres'),
-);
+import { META, NONE, pgliteStore, postgresStore, Store } from './support/threshold-store';
 
 const SAFETY_MIGRATION = 'AddThresholdChangeSafety1796156400000';
 /** The migrations after it, reverted first (newest first). */
 const ADMISSION_MIGRATION = 'AddAdmissionControl1796157600000';
 const TTFT_MIGRATION = 'AddTtftObjective1796158800000';
-const META = { actor: 'alice', source: '127.0.0.1', requestId: 'req-1' };
-const NONE: ThresholdValues = {
-  activeDecodeBlocks: null,
-  activePrefillTokens: null,
-  activePrefillTokensFrac: null,
-  waitingRequests: null,
-  admissionControl: null,
-  ttftSloMs: null,
-};
 const values = (v: Partial<ThresholdValues>): ThresholdValues => ({ ...NONE, ...v });
 /** Generous: a revert is due after 1 s; how soon it is found is not what these tests judge. */
 const DEADLINE_MS = 30_000;
 
-type Store = { databaseUrl: string | null; dataDir: string; cleanUp(): Promise<void> };
-
-async function postgres(): Promise<Store> {
-  const db = await createTestDatabase('sluice_safety');
-  return { databaseUrl: db.url(), dataDir: '', cleanUp: () => db.drop() };
-}
-
+const postgres = (): Promise<Store> => postgresStore('sluice_safety');
 /**
  * A copy of the run's migrated embedded database (`storeDataDir`): creating one costs about 10 s
  * of CPU, and these tests are about changes, not about migrating an empty database (that is
  * threshold-store.e2e-spec.ts). Migrating it again finds nothing pending.
  */
-function pglite(): Promise<Store> {
-  const dataDir = storeDataDir();
-  const cleanUp = () => Promise.resolve(rmSync(dataDir, { recursive: true }));
-  return Promise.resolve({ databaseUrl: null, dataDir, cleanUp });
-}
+const pglite = (): Promise<Store> => pgliteStore(storeDataDir());
 
 describe.each([
   ['PostgreSQL', postgres],

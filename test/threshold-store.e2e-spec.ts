@@ -13,22 +13,8 @@ import {
   ThresholdValues,
   TypeOrmThresholdRepository,
 } from '../libs/frontend/src/thresholds/persistence';
-import type { OutsideJest } from './support/outside-jest';
 import { createTestDatabase, queryRows } from './support/database';
-
-// PGlite's CommonJS build calls dynamic import() (for node:module, fs/promises), which code
-// loaded through jest's module sandbox may not do without --experimental-vm-modules. So the real
-// PGlite modules are loaded by Node's own loader instead; nothing about them is faked.
-jest.mock('@electric-sql/pglite', () =>
-  jest
-    .requireActual<OutsideJest>('./support/outside-jest')
-    .requireOutsideJest('@electric-sql/pglite'),
-);
-jest.mock('@electric-sql/pglite/node-postgres', () =>
-  jest
-    .requireActual<OutsideJest>('./support/outside-jest')
-    .requireOutsideJest('@electric-sql/pglite/node-postgres'),
-);
+import { META, NONE, pgliteStore, postgresStore, Store } from './support/threshold-store';
 
 const MIGRATION = 'CreateThresholdTables1764460800000';
 const WAITING_MIGRATION = 'AddWaitingRequestsThreshold1796083200000';
@@ -42,15 +28,6 @@ const MIGRATIONS = [
   ADMISSION_MIGRATION,
   TTFT_MIGRATION,
 ];
-const META = { actor: 'alice', source: '127.0.0.1', requestId: 'req-1' };
-const NONE: ThresholdValues = {
-  activeDecodeBlocks: null,
-  activePrefillTokens: null,
-  activePrefillTokensFrac: null,
-  waitingRequests: null,
-  admissionControl: null,
-  ttftSloMs: null,
-};
 const wire = (v: ThresholdValues) => ({
   active_decode_blocks_threshold: v.activeDecodeBlocks,
   active_prefill_tokens_threshold: v.activePrefillTokens,
@@ -60,18 +37,9 @@ const wire = (v: ThresholdValues) => ({
   ttft_slo_ms: v.ttftSloMs,
 });
 
-type Store = { databaseUrl: string | null; dataDir: string; cleanUp(): Promise<void> };
-
-async function postgres(): Promise<Store> {
-  const db = await createTestDatabase('sluice_store');
-  return { databaseUrl: db.url(), dataDir: '', cleanUp: () => db.drop() };
-}
-
-function pglite(): Promise<Store> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'sluice-pglite-'));
-  const cleanUp = () => Promise.resolve(rmSync(dataDir, { recursive: true }));
-  return Promise.resolve({ databaseUrl: null, dataDir, cleanUp });
-}
+const postgres = (): Promise<Store> => postgresStore('sluice_store');
+/** An empty data directory: the first start migrates it. */
+const pglite = (): Promise<Store> => pgliteStore(mkdtempSync(join(tmpdir(), 'sluice-pglite-')));
 
 async function allAudit(sut: ThresholdRepository, model?: string, limit = 3) {
   const pages: AuditEntry[][] = [];

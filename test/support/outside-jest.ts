@@ -4,10 +4,8 @@ import NodeModule from 'node:module';
  * Loads a module with Node's own loader instead of jest's sandbox. PGlite's CommonJS build calls
  * dynamic import() (for node:module, fs/promises), which code loaded through jest's module
  * sandbox may not do without --experimental-vm-modules; loaded this way, nothing about it is
- * faked. Use it from a `jest.mock` factory:
- *
- *   jest.mock('@electric-sql/pglite', () =>
- *     jest.requireActual<OutsideJest>('./support/outside-jest').requireOutsideJest('@electric-sql/pglite'));
+ * faked. The e2e setup (`pglite-outside-jest.ts`) calls it from `jest.mock` factories for every
+ * spec.
  */
 export function requireOutsideJest(id: string): unknown {
   // jest's `module` class extends Node's, so an instance's require() is Node's loader.
