@@ -16,15 +16,19 @@ function statFields(pid: number): string[] | null {
 
 /** User + system CPU time of a process in ms (0 when it is gone). */
 export function cpuMs(pid: number): number {
-  return liveCpuMs(pid) ?? 0;
+  const f = statFields(pid);
+  // Fields 14 and 15 of stat (utime, stime) are at indexes 11 and 12 after the name.
+  return f ? ((Number(f[11]) + Number(f[12])) * 1000) / HZ : 0;
 }
 
-/** User + system CPU time of a process in ms, null when it is gone. */
-function liveCpuMs(pid: number): number | null {
+/**
+ * CPU time in ms of a process and of its children that have exited and been waited for
+ * (utime, stime, and fields 16 and 17: cutime, cstime), null when it is gone.
+ */
+function cpuWithReapedMs(pid: number): number | null {
   const f = statFields(pid);
   if (!f) return null;
-  // Fields 14 and 15 of stat (utime, stime) are at indexes 11 and 12 after the name.
-  return ((Number(f[11]) + Number(f[12])) * 1000) / HZ;
+  return ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / HZ;
 }
 
 /** Resident set size in MB (VmRSS), null when the process is gone. */
@@ -39,6 +43,11 @@ export function rssMb(pid: number): number | null {
 
 /** The pid and every descendant of it (nginx workers, taskset children, …). */
 export function descendants(root: number): number[] {
+  return [...tree(root).keys()];
+}
+
+/** The pid and every descendant of it, each with its parent, parents first. */
+function tree(root: number): Map<number, number> {
   const children = new Map<number, number[]>();
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
@@ -49,14 +58,16 @@ export function descendants(root: number): number[] {
     list.push(Number(name));
     children.set(ppid, list);
   }
-  const out: number[] = [];
+  const parents = new Map<number, number>([[root, 0]]);
   const todo = [root];
   while (todo.length) {
     const pid = todo.pop() as number;
-    out.push(pid);
-    todo.push(...(children.get(pid) ?? []));
+    for (const child of children.get(pid) ?? []) {
+      parents.set(child, pid);
+      todo.push(child);
+    }
   }
-  return out;
+  return parents;
 }
 
 /** Busy and total jiffies of the whole machine (first line of /proc/stat). */
@@ -74,13 +85,11 @@ function machineJiffies(): { busy: number; total: number } {
  */
 export class ForeignLoadMonitor {
   private timer: NodeJS.Timeout | undefined;
-  private last = { machine: machineJiffies(), at: Date.now() };
-  private ours = new Map<number, number>();
+  private last = { machine: machineJiffies(), at: Date.now(), ours: oursMs() };
   private samples: Array<{ at: number; foreignCores: number }> = [];
 
   start(): void {
-    this.oursDeltaMs();
-    this.last = { machine: machineJiffies(), at: Date.now() };
+    this.last = { machine: machineJiffies(), at: Date.now(), ours: oursMs() };
     this.timer = setInterval(() => this.sample(), 1000);
     this.timer.unref();
   }
@@ -98,35 +107,39 @@ export class ForeignLoadMonitor {
     return { mean: xs.reduce((a, b) => a + b, 0) / xs.length, max: Math.max(...xs) };
   }
 
-  /**
-   * CPU our process tree used since the last call (per pid, so exits do not go negative). A
-   * process that exits between the listing and the read is skipped: read as 0, it would take
-   * its whole lifetime's CPU off ours and show it as other load (a peak of 15.5 cores once).
-   */
-  private oursDeltaMs(): number {
-    const next = new Map<number, number>();
-    let delta = 0;
-    for (const pid of descendants(process.pid)) {
-      const ms = liveCpuMs(pid);
-      if (ms === null) continue;
-      next.set(pid, ms);
-      // A process's CPU time never falls: less than last time is a new process on a reused pid.
-      delta += Math.max(0, ms - (this.ours.get(pid) ?? 0));
-    }
-    this.ours = next;
-    return delta;
-  }
-
   private sample(): void {
     const machine = machineJiffies();
-    const oursDelta = this.oursDeltaMs();
+    const ours = oursMs();
     const at = Date.now();
     const wallMs = at - this.last.at;
     const busyMs = ((machine.busy - this.last.machine.busy) * 1000) / HZ;
-    const foreign = Math.max(0, busyMs - oursDelta) / wallMs;
+    const foreign = Math.max(0, busyMs - Math.max(0, ours - this.last.ours)) / wallMs;
     this.samples.push({ at, foreignCores: foreign });
-    this.last = { machine, at };
+    this.last = { machine, at, ours };
   }
+}
+
+/**
+ * All the CPU (ms) the bench's process tree has used so far, exited processes included: each
+ * live process's own time plus that of its children that exited and were waited for. A process
+ * that exits moves its time into its parent's count, so the total only grows, and a process that
+ * lived between two samples (a short-lived tool) is counted too. Parents are read first; a
+ * process gone by the time it is read was waited for after its parent's read, so the parent is
+ * read again (the nearest ancestor still there), now holding its time.
+ */
+function oursMs(): number {
+  const parents = tree(process.pid);
+  const read = new Map<number, number>();
+  for (const pid of parents.keys()) {
+    let at: number | undefined = pid;
+    let ms = cpuWithReapedMs(pid);
+    while (ms === null && at !== undefined && at !== process.pid) {
+      at = parents.get(at);
+      ms = at === undefined ? null : cpuWithReapedMs(at);
+    }
+    if (at !== undefined && ms !== null) read.set(at, ms);
+  }
+  return [...read.values()].reduce((a, b) => a + b, 0);
 }
 
 /** Measures the CPU a process and its descendants use over an interval. */
