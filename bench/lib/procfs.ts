@@ -14,21 +14,19 @@ function statFields(pid: number): string[] | null {
   }
 }
 
-/** User + system CPU time of a process in ms (0 when it is gone). */
-export function cpuMs(pid: number): number {
+/**
+ * The first `count` CPU times of a process's stat in ms, null when it is gone: fields 14 to 17
+ * (utime, stime, then cutime and cstime: its children that exited and were waited for), at
+ * indexes 11 to 14 after the name.
+ */
+function statCpuMs(pid: number, count: 2 | 4): number | null {
   const f = statFields(pid);
-  // Fields 14 and 15 of stat (utime, stime) are at indexes 11 and 12 after the name.
-  return f ? ((Number(f[11]) + Number(f[12])) * 1000) / HZ : 0;
+  return f ? (f.slice(11, 11 + count).reduce((a, x) => a + Number(x), 0) * 1000) / HZ : null;
 }
 
-/**
- * CPU time in ms of a process and of its children that have exited and been waited for
- * (utime, stime, and fields 16 and 17: cutime, cstime), null when it is gone.
- */
-function cpuWithReapedMs(pid: number): number | null {
-  const f = statFields(pid);
-  if (!f) return null;
-  return ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / HZ;
+/** User + system CPU time of a process in ms (0 when it is gone). */
+export function cpuMs(pid: number): number {
+  return statCpuMs(pid, 2) ?? 0;
 }
 
 /** Resident set size in MB (VmRSS), null when the process is gone. */
@@ -88,8 +86,8 @@ export class ForeignLoadMonitor {
   private last = { machine: machineJiffies(), at: Date.now(), ours: oursMs() };
   private samples: Array<{ at: number; foreignCores: number }> = [];
 
+  /** Samples from now on, against the state read when the monitor was made. */
   start(): void {
-    this.last = { machine: machineJiffies(), at: Date.now(), ours: oursMs() };
     this.timer = setInterval(() => this.sample(), 1000);
     this.timer.unref();
   }
@@ -131,13 +129,13 @@ function oursMs(): number {
   const parents = tree(process.pid);
   const read = new Map<number, number>();
   for (const pid of parents.keys()) {
-    let at: number | undefined = pid;
-    let ms = cpuWithReapedMs(pid);
-    while (ms === null && at !== undefined && at !== process.pid) {
-      at = parents.get(at);
-      ms = at === undefined ? null : cpuWithReapedMs(at);
+    let at = pid;
+    let ms = statCpuMs(at, 4);
+    while (ms === null && at !== process.pid) {
+      at = parents.get(at) ?? process.pid;
+      ms = statCpuMs(at, 4);
     }
-    if (at !== undefined && ms !== null) read.set(at, ms);
+    if (ms !== null) read.set(at, ms);
   }
   return [...read.values()].reduce((a, b) => a + b, 0);
 }
