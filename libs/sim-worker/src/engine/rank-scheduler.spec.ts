@@ -190,6 +190,55 @@ describe('RankScheduler', () => {
     expect(sut.waitingCount).toBe(0);
   });
 
+  it('skips a sequence cancelled mid-queue and admits the one behind it in its turn', () => {
+    const sut = new RankScheduler(limits({ kvTotalBlocks: 8, maxNumBatchedTokens: 8192 }));
+    const first = seq(64, 64); // 8 blocks: the whole cache
+    const cancelled = seq(64, 64);
+    const last = seq(64, 64);
+    for (const s of [first, cancelled, last]) sut.enqueue(s);
+    step(sut);
+    sut.cancel(cancelled);
+    expect(sut.waitingCount).toBe(1);
+    expect(sut.cancel(first)).toBe(true); // frees the cache
+    const plan = sut.planStep();
+    expect(plan?.chunks.map((c) => c.seq)).toEqual([last]);
+    expect(sut.load()).toMatchObject({ runningRequests: 1, waitingRequests: 0 });
+  });
+
+  it('keeps FIFO order and its counts through a queue thousands of sequences long', () => {
+    const sut = new RankScheduler(limits({ kvTotalBlocks: 1_000_000, maxNumSeqs: 100 }));
+    const all = Array.from({ length: 5000 }, () => seq(16, 1));
+    all.forEach((s) => sut.enqueue(s));
+    all.filter((_, i) => i % 7 === 3).forEach((s) => sut.cancel(s));
+    const admitted: Sequence[] = [];
+    for (let plan = sut.planStep(); plan; plan = sut.planStep()) {
+      admitted.push(...plan.chunks.map((c) => c.seq));
+      sut.completeStep(plan);
+      expect(sut.runningCount + sut.waitingCount).toBe(
+        all.filter((s) => s.state === 'running' || s.state === 'waiting').length,
+      );
+    }
+    expect(admitted).toEqual(all.filter((_, i) => i % 7 !== 3));
+    expect(all.filter((_, i) => i % 7 !== 3).every((s) => s.sink.finished)).toBe(true);
+    expect(sut.isIdle).toBe(true);
+  });
+
+  it('drains exactly the sequences still running or waiting', () => {
+    const sut = new RankScheduler(limits({ kvTotalBlocks: 8 }));
+    const running = seq(64, 64);
+    const done = seq(1, 0);
+    const waiting = seq(64, 64);
+    const cancelled = seq(64, 64);
+    sut.enqueue(done);
+    step(sut);
+    for (const s of [running, waiting, cancelled]) sut.enqueue(s);
+    step(sut);
+    sut.cancel(cancelled);
+    expect(sut.drain()).toEqual([running, waiting]);
+    expect(sut.isIdle).toBe(true);
+    expect(sut.load()).toMatchObject({ activeDecodeBlocks: 0, activePrefillTokens: 0 });
+  });
+
   it('finishes a prefill-only sequence (embeddings) without emitting tokens', () => {
     const sut = new RankScheduler(limits());
     const embed = seq(40, 0);
