@@ -1,3 +1,4 @@
+import './v8-settings';
 import { parseOrExit } from '@sluice/cli';
 import { createFrontendApp, FRONTEND_USAGE, parseFrontendFlags } from '@sluice/frontend';
 
