@@ -1,6 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { setFlagsFromString } from 'node:v8';
-import { setsFlag } from './node-flags';
+import { setsFlag, setUnlessChosen } from './node-flags';
 
 /** The V8 flag the frontend sets for itself on one CPU (`markOnMainThreadOnOneCpu`). */
 export const NO_CONCURRENT_MARKING_FLAG = '--no-concurrent-marking';
@@ -40,7 +39,5 @@ export function markOnMainThreadOnOneCpu(
   execArgv: readonly string[] = process.execArgv,
   cpus: number = availableParallelism(),
 ): boolean {
-  if (cpus > 1 || concurrentMarkingChosen(execArgv)) return false;
-  setFlagsFromString(NO_CONCURRENT_MARKING_FLAG);
-  return true;
+  return cpus === 1 && setUnlessChosen(execArgv, CHOICES, NO_CONCURRENT_MARKING_FLAG);
 }

@@ -1,5 +1,4 @@
-import { setFlagsFromString } from 'node:v8';
-import { setsFlag } from './node-flags';
+import { setsFlag, setUnlessChosen } from './node-flags';
 
 /** The V8 flag the frontend sets for itself when it starts (`turnOffPretenuring`). */
 export const NO_PRETENURING_FLAG = '--no-allocation-site-pretenuring';
@@ -32,7 +31,5 @@ export function pretenuringChosen(execArgv: readonly string[]): boolean {
  * The flag is read as objects are allocated, so setting it once running takes effect.
  */
 export function turnOffPretenuring(execArgv: readonly string[] = process.execArgv): boolean {
-  if (pretenuringChosen(execArgv)) return false;
-  setFlagsFromString(NO_PRETENURING_FLAG);
-  return true;
+  return setUnlessChosen(execArgv, CHOICES, NO_PRETENURING_FLAG);
 }
