@@ -30,7 +30,7 @@ export function concurrentMarkingChosen(execArgv: readonly string[]): boolean {
  * at a time: on a frontend pinned to one core at 6,600 proxied req/s, each full collection
  * (every ~10 s there) held the loop up to 16-26 ms several times within ~70 ms, and the p99
  * of three 20 s runs was 22-27 ms. Marked on the main thread instead, in V8's own small
- * incremental steps, the same runs gave 6-13 ms; the marking work is the same, on the same
+ * incremental steps, the same runs gave 6.5-8 ms; the marking work is the same, on the same
  * CPU. With more than one CPU the helpers run beside the loop, and nothing is changed.
  * Call it before the app's modules load: called in createFrontendApp, after them, it left the
  * same runs at 17-26 ms, so the frontend's main.ts imports `v8-settings.ts` before anything else.

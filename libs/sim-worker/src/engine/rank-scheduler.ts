@@ -195,8 +195,9 @@ export class RankScheduler {
   }
 
   /**
-   * The oldest sequence still waiting, past cancelled ones. Slots left behind are cleared, so the
-   * queue holds no sequence that left it; it is cut down when empty or mostly behind its head.
+   * The oldest sequence still waiting, past cancelled ones. Slots behind the head are cleared, so
+   * an admitted or skipped sequence is not held by the queue (a cancelled one ahead of the head
+   * is, until the head reaches it); the array is cut down when empty or mostly behind its head.
    */
   private waitingFront(): Sequence | null {
     let seq: Sequence | undefined;
