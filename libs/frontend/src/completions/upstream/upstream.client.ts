@@ -73,7 +73,12 @@ export class UpstreamClient implements OnModuleInit, OnModuleDestroy, RegistryOb
     const target = this.target(worker.endpoint);
     let handler!: WholeAnswerHandler;
     const answer = new Promise<WholeAnswer>((resolve, reject) => {
-      handler = new WholeAnswerHandler(resolve, reject, this.config.maxUpstreamBodyBytes);
+      handler = new WholeAnswerHandler(
+        resolve,
+        reject,
+        this.config.maxUpstreamBodyBytes,
+        this.config.upstreamTimeoutMs,
+      );
     });
     target.pool.dispatch(
       {
@@ -81,8 +86,9 @@ export class UpstreamClient implements OnModuleInit, OnModuleDestroy, RegistryOb
         path: target.basePath + path,
         headers: JSON_HEADERS,
         body,
-        headersTimeout: this.config.upstreamTimeoutMs,
-        bodyTimeout: this.config.upstreamTimeoutMs,
+        // The handler keeps both timeouts (see WholeAnswerHandler); 0 turns undici's off.
+        headersTimeout: 0,
+        bodyTimeout: 0,
       },
       handler,
     );

@@ -1,3 +1,4 @@
+import { errors as undiciErrors } from 'undici';
 import {
   AnswerTooLargeError,
   MidAnswerError,
@@ -5,13 +6,14 @@ import {
   WholeAnswerHandler,
 } from './whole-answer.handler';
 
-function handler(maxBytes: number) {
+function handler(maxBytes: number, timeoutMs = 0) {
   const abort = jest.fn<void, [Error | undefined]>();
   let result: WholeAnswer | Error | undefined;
   const sut = new WholeAnswerHandler(
     (answer) => (result = answer),
     (err) => (result = err),
     maxBytes,
+    timeoutMs,
   );
   sut.onConnect(abort);
   // undici reports the abort back through onError with the error it was given.
@@ -52,5 +54,52 @@ describe('WholeAnswerHandler', () => {
     expect(sut.onHeaders(500, header('Content-Length', '11'))).toBe(false);
     expect(abort).toHaveBeenCalledTimes(1);
     expect((result() as MidAnswerError).cause).toBeInstanceOf(AnswerTooLargeError);
+  });
+
+  describe("timeouts (undici's headersTimeout and bodyTimeout, kept by the handler)", () => {
+    beforeEach(() => jest.useFakeTimers());
+    afterEach(() => jest.useRealTimers());
+
+    it('fails with HeadersTimeoutError when no status line comes in time', () => {
+      const { abort, result } = handler(10, 1000);
+      jest.advanceTimersByTime(999);
+      expect(abort).not.toHaveBeenCalled();
+      jest.advanceTimersByTime(1);
+      expect(abort).toHaveBeenCalledTimes(1);
+      expect(result()).toBeInstanceOf(undiciErrors.HeadersTimeoutError);
+    });
+
+    it('waits the whole timeout again between body chunks, then fails with BodyTimeoutError', () => {
+      const { sut, abort, result } = handler(100, 1000);
+      jest.advanceTimersByTime(900);
+      sut.onHeaders(200, []);
+      jest.advanceTimersByTime(900);
+      sut.onData(Buffer.from('12345'));
+      jest.advanceTimersByTime(900);
+      expect(abort).not.toHaveBeenCalled();
+      jest.advanceTimersByTime(100);
+      const err = result() as MidAnswerError;
+      expect(err).toBeInstanceOf(MidAnswerError);
+      expect(err.cause).toBeInstanceOf(undiciErrors.BodyTimeoutError);
+    });
+
+    it('leaves no timer behind once the answer is read, or the request aborted', () => {
+      const read = handler(100, 1000);
+      read.sut.onHeaders(200, []);
+      read.sut.onComplete();
+      const aborted = handler(100, 1000);
+      aborted.sut.abort();
+      expect(jest.getTimerCount()).toBe(0);
+      jest.advanceTimersByTime(5000);
+      expect(read.abort).not.toHaveBeenCalled();
+      expect(read.result()).toMatchObject({ statusCode: 200 });
+      expect(aborted.abort).toHaveBeenCalledTimes(1);
+      expect(aborted.result()).toBeInstanceOf(undiciErrors.RequestAbortedError);
+    });
+
+    it('keeps no timer with a timeout of 0', () => {
+      handler(100, 0);
+      expect(jest.getTimerCount()).toBe(0);
+    });
   });
 });
