@@ -19,7 +19,8 @@ import { readTopLevelFields, TopLevelFields } from '../request-body/top-level-fi
 export const PRESCAN_MAX_BYTES = 64 * 1024;
 
 /** The content types Fastify hands to the JSON parser that are worth recognising here. */
-const JSON_TYPES = new Set(['application/json', 'application/json; charset=utf-8']);
+const JSON_TYPE = 'application/json';
+const JSON_UTF8_TYPE = 'application/json; charset=utf-8';
 
 /** Counts and sends a refusal of the built-in decision (`early-refusal.hook.ts`). */
 export type AnswerRefusal = (
@@ -161,9 +162,14 @@ function declaredLength(headers: IncomingHttpHeaders, maxBytes: number): number 
   return length > 0 &&
     length <= maxBytes &&
     headers['transfer-encoding'] === undefined &&
-    JSON_TYPES.has(headers['content-type'] as string)
+    isJsonType(headers['content-type'])
     ? length
     : null;
+}
+
+/** Two comparisons: a set lookup hashes the header's fresh string first. */
+function isJsonType(type: string | undefined): boolean {
+  return type === JSON_TYPE || type === JSON_UTF8_TYPE;
 }
 
 /**

@@ -15,7 +15,7 @@ export function rawReplies(log: AccessLog | null): RawReplyFor {
 }
 
 /** `JSON_HEADERS` as Node's flat name/value list, in their order. */
-const JSON_HEADER_LIST: readonly string[] = Object.entries(JSON_HEADERS).flat();
+const JSON_HEADER_LIST: string[] = Object.entries(JSON_HEADERS).flat();
 
 /**
  * The head is kept as a flat name/value list, which `writeHead` takes as it is: an object
@@ -49,7 +49,10 @@ class RawReply implements RefusalReply {
   }
 
   send(payload: Buffer): this {
-    const head = JSON_HEADER_LIST.concat(REQUEST_ID_HEADER, this.id, this.own);
+    // A copy grown by push: `concat` is a runtime call that costs more than the copy.
+    const head = JSON_HEADER_LIST.slice();
+    head.push(REQUEST_ID_HEADER, this.id);
+    for (const part of this.own) head.push(part);
     head.push('content-length', String(payload.length));
     this.res.writeHead(this.status, head);
     this.res.end(payload);

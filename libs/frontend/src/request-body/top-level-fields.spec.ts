@@ -147,6 +147,22 @@ describe('readTopLevelFields', () => {
     expect(read(broken)?.model).toContain('\ufffd');
   });
 
+  it('gives each model its own value when one is read again or after another', () => {
+    // The reader keeps the last value decoded; same-length names and escaped spellings differ.
+    const names = ['model-a', 'model-b', 'model-a', 'model-\\u0061', 'model-a', 'model-aa'];
+    const expected = ['model-a', 'model-b', 'model-a', 'model-a', 'model-a', 'model-aa'];
+    expect(names.map((m) => read(`{"model":"${m}"}`)?.model)).toEqual(expected);
+    const body = Buffer.from('{"model":"model-b"}');
+    expect(read(body)?.model).toBe('model-b');
+    body.write('c', 16);
+    expect(read(body)?.model).toBe('model-c');
+    const long = (c: string): string => `{"model":"${c.repeat(300)}"}`;
+    expect([read(long('x'))?.model, read(long('y'))?.model]).toEqual([
+      'x'.repeat(300),
+      'y'.repeat(300),
+    ]);
+  });
+
   it('is unsure of keys it cannot compare without decoding, and of poisoned prototypes', () => {
     expect(read('{"m\\u006fdel":"x"}')).toBeNull();
     expect(read('{"__proto__":{"x":1},"model":"m"}')).toBeNull();
