@@ -15,7 +15,7 @@ export function rawReplies(log: AccessLog | null): RawReplyFor {
 }
 
 /** `JSON_HEADERS` as Node's flat name/value list, in their order. */
-const JSON_HEADER_LIST: string[] = Object.entries(JSON_HEADERS).flat();
+const JSON_HEADER_LIST: readonly string[] = Object.entries(JSON_HEADERS).flat();
 
 /**
  * The head is kept as a flat name/value list, which `writeHead` takes as it is: an object

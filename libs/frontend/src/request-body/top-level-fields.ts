@@ -99,9 +99,13 @@ function plainKeyEnd(bytes: Buffer, i: number): number {
 
 /** Whether the string opened at `quote` holds exactly `name` (no escapes). */
 function isKey(bytes: Buffer, quote: number, name: Buffer): boolean {
-  if (bytes[quote + 1 + name.length] !== QUOTE) return false;
+  return bytes[quote + 1 + name.length] === QUOTE && bytesAt(bytes, quote + 1, name);
+}
+
+/** Whether `bytes` holds `expected` from `at` on. */
+function bytesAt(bytes: Buffer, at: number, expected: Buffer): boolean {
   // A loop, not Buffer.compare: for a few bytes the native call costs more than the compare.
-  for (let k = 0; k < name.length; k++) if (bytes[quote + 1 + k] !== name[k]) return false;
+  for (let k = 0; k < expected.length; k++) if (bytes[at + k] !== expected[k]) return false;
   return true;
 }
 
@@ -120,11 +124,7 @@ const MAX_REMEMBERED_BYTES = 256;
  */
 function stringValue(bytes: Buffer, quote: number, end: number): string {
   const length = end - quote;
-  if (length === lastLiteral.length) {
-    let k = 0;
-    while (k < length && bytes[quote + k] === lastLiteral[k]) k++;
-    if (k === length) return lastValue;
-  }
+  if (length === lastLiteral.length && bytesAt(bytes, quote, lastLiteral)) return lastValue;
   // Bounded by quotes, which UTF-8 never uses inside a character: decoding the slice gives
   // the same characters as decoding the whole body.
   const raw = bytes.toString('utf8', quote, end);
@@ -206,8 +206,7 @@ function isHex(c: number | undefined): boolean {
 }
 
 function literalEnd(bytes: Buffer, i: number, literal: Buffer): number {
-  for (let k = 0; k < literal.length; k++) if (bytes[i + k] !== literal[k]) return UNSURE;
-  return i + literal.length;
+  return bytesAt(bytes, i, literal) ? i + literal.length : UNSURE;
 }
 
 /** `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`; what follows is the caller's to check. */
