@@ -9,6 +9,8 @@ export interface Refusal {
   readonly status: 503;
   /** `{"message","type","code"}`, as a Buffer so Content-Type stays exactly `application/json`. */
   readonly payload: Buffer;
+  /** The payload's bytes as a latin1 string (one character per byte), for `RefusalReply.send`. */
+  readonly payloadLatin1: string;
   readonly message: string;
   readonly errorType: ErrorType;
   /**
@@ -22,7 +24,8 @@ export interface Refusal {
 
 function refusal(message: string, errorType: ErrorType, rejection: boolean): Refusal {
   const payload = encodeErrorBody(message, 'service_unavailable', 503);
-  return { status: 503, payload, message, errorType, rejection };
+  const payloadLatin1 = payload.toString('latin1');
+  return { status: 503, payload, payloadLatin1, message, errorType, rejection };
 }
 
 /** An overload rejection with its own message (the router queue's), encoded once at start. */
@@ -48,7 +51,13 @@ export const DRAINING: Refusal = refusal(
 export interface RefusalReply {
   code(status: number): unknown;
   header(name: string, value: string): unknown;
-  send(payload: Buffer): unknown;
+  /**
+   * Sends the body. `latin1` holds the same bytes as a string, for a reply on Node's own
+   * response (`http/raw-reply.ts`): Node writes a string body in one piece with the head, where
+   * a Buffer takes a second, gathered write. Fastify's reply ignores it (a string would get a
+   * charset appended to its Content-Type).
+   */
+  send(payload: Buffer, latin1?: string): unknown;
 }
 
 /**
@@ -64,7 +73,7 @@ export function writeRefusal(
   reply.code(refusal.status);
   reply.header('content-type', 'application/json');
   if (refusal.rejection && retryAfter !== null) reply.header('retry-after', retryAfter);
-  reply.send(refusal.payload);
+  reply.send(refusal.payload, refusal.payloadLatin1);
 }
 
 /** Counts a refusal as contracts §6 and §8 ask, whichever path answered it. */

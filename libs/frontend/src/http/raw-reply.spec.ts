@@ -1,5 +1,6 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { OVERLOADED, writeRefusal } from '../admission/refusal';
+import { createServer, IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { OVERLOADED, overloadRefusal, writeRefusal } from '../admission/refusal';
 import { AccessLine } from './logging';
 import { rawReplies } from './raw-reply';
 
@@ -9,7 +10,7 @@ function response(): { res: ServerResponse; head: unknown[]; body: unknown[] } {
   const body: unknown[] = [];
   const res = {
     writeHead: (...args: unknown[]) => head.push(...args),
-    end: (payload: unknown) => body.push(payload),
+    end: (payload: unknown, encoding?: unknown) => body.push(payload, encoding),
   } as unknown as ServerResponse;
   return { res, head, body };
 }
@@ -36,7 +37,34 @@ describe('rawReplies (answers written before Fastify sees the request)', () => {
       ['retry-after', '2'],
       ['content-length', String(OVERLOADED.payload.length)],
     ]);
-    expect(body).toEqual([OVERLOADED.payload]);
+    expect(body).toEqual([OVERLOADED.payloadLatin1, 'latin1']);
+  });
+
+  it('puts the payload on the wire byte for byte, whatever its characters', async () => {
+    // Multi-byte UTF-8 in the message: its latin1 string must still write the same bytes.
+    const refusal = overloadRefusal('Überlastet: “alle” Worker sind belegt ✓');
+    const server = createServer((req, res) =>
+      writeRefusal(rawReplies(null)(req, res, 0), refusal, '1'),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const res = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, { method: 'POST' });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('content-length')).toBe(String(refusal.payload.length));
+      expect(Buffer.from(await res.arrayBuffer())).toEqual(refusal.payload);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('sends a Buffer as it is when the writer gives no latin1 string', () => {
+    const { res, body } = response();
+    const payload = Buffer.from('{"x":1}');
+    const reply = rawReplies(null)(request(), res, 0);
+    reply.code(503);
+    reply.send(payload);
+    expect(body).toEqual([payload, undefined]);
   });
 
   it('makes up a request id when the caller gave no sane one', () => {
