@@ -69,8 +69,12 @@ function tree(root: number): Map<number, number> {
 }
 
 /** Busy and total jiffies of the whole machine (first line of /proc/stat). */
-function machineJiffies(): { busy: number; total: number } {
-  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0];
+/** Busy and total jiffies of the whole machine, or of one core, from /proc/stat. */
+function machineJiffies(core?: number): { busy: number; total: number } {
+  const name = core === undefined ? 'cpu ' : `cpu${core} `;
+  const lines = readFileSync('/proc/stat', 'utf8').split('\n');
+  const line = lines.find((l) => l.startsWith(name));
+  if (line === undefined) throw new Error(`/proc/stat has no ${name.trim()} line`);
   const v = line.trim().split(/\s+/).slice(1).map(Number);
   const total = v.reduce((a, b) => a + b, 0);
   const idle = v[3] + (v[4] ?? 0);
@@ -163,6 +167,24 @@ export class CpuMeter {
   /** CPU ms used since the start. */
   usedMs(): number {
     return this.total() - this.startCpu;
+  }
+}
+
+/**
+ * How busy one core was between construction and `read()` (1.0 = busy all the time), whatever
+ * ran on it: for the client core, whether the load generator had room to go faster.
+ */
+export class CoreMeter {
+  private readonly start: { busy: number; total: number };
+
+  constructor(private readonly core: number) {
+    this.start = machineJiffies(core);
+  }
+
+  read(): number {
+    const now = machineJiffies(this.core);
+    const total = now.total - this.start.total;
+    return total > 0 ? (now.busy - this.start.busy) / total : 0;
   }
 }
 

@@ -14,7 +14,7 @@ import { chatBody, httpPost, isOverload, OVERLOAD_BODY } from '../lib/http';
 import { startNginx } from '../lib/nginx';
 import { profileMarkdown, ProfileSummary } from '../lib/profile';
 import { startProfiledFrontend } from '../lib/profiled-frontend';
-import { CpuMeter } from '../lib/procfs';
+import { CoreMeter, CpuMeter } from '../lib/procfs';
 import { DECODE_SHEDDING as SHEDDING, startFrontend } from '../lib/sluice';
 import { fmt, freePort, median, rotate, uniqueNamespace, waitFor } from '../lib/util';
 
@@ -75,6 +75,9 @@ export const rejectionScenario: Scenario = {
       const feCpu: number[] = [];
       // CPU time per answer (µs) of each server, its worker processes included.
       const cpuPer: Record<Subject, number[]> = { sluice: [], fastify: [], nginx: [] };
+      // How busy the client core was (autocannon, and the bench itself): near 100 %, the load
+      // generator, not the server, set the pace.
+      const clientBusy: Record<Subject, number[]> = { sluice: [], fastify: [], nginx: [] };
       const pids: Record<Subject, number> = {
         sluice: fe.proc.pid,
         fastify: fastify.pid,
@@ -91,7 +94,9 @@ export const rejectionScenario: Scenario = {
         const line: string[] = [];
         for (const s of rotate(Object.keys(urls) as Subject[], r)) {
           const meter = new CpuMeter(pids[s]);
+          const clientCore = new CoreMeter(Number(CPU.client));
           const res = await autocannon(g, { url: `${urls[s]}${PATH}`, body, durationS: seconds });
+          clientBusy[s].push(clientCore.read());
           expectOnly(res, '503', s);
           rps[s].push(res.rps);
           cpuPer[s].push((meter.usedMs() * 1000) / res.total);
@@ -116,7 +121,7 @@ export const rejectionScenario: Scenario = {
           autocannon(g, { url: `${p.fe.url}${PATH}`, body, durationS: ctx.quick ? 2 : 5 }),
         );
       }
-      return summarize(rps, ratios, feCpu, cpuPer, profile);
+      return summarize(rps, ratios, feCpu, cpuPer, clientBusy, profile);
     } finally {
       hb.stop();
       await bus.close();
@@ -130,8 +135,10 @@ function summarize(
   ratios: number[],
   feCpu: number[],
   cpuPer: Record<Subject, number[]>,
+  clientBusy: Record<Subject, number[]>,
   profile: ProfileSummary | null,
 ): ScenarioResult {
+  const busyPct = (s: Subject): string => `${fmt(100 * (median(clientBusy[s]) ?? 0), 0)} %`;
   const ratio = median(ratios);
   const row = (name: string, xs: number[], target: string, unit: string): Figure =>
     figureOver(1, name, xs, target, unit, 'n/a');
@@ -165,7 +172,10 @@ function summarize(
     '',
     `Frontend CPU while measured: ${feCpu.map((c) => `${Math.round(c * 100)} %`).join(', ')} of one core. ` +
       `CPU time per answer (median over rounds, from /proc): Sluice ${fmt(median(cpuPer.sluice), 0)} µs, ` +
-      `Fastify ${fmt(median(cpuPer.fastify), 0)} µs, nginx ${fmt(median(cpuPer.nginx), 0)} µs.`,
+      `Fastify ${fmt(median(cpuPer.fastify), 0)} µs, nginx ${fmt(median(cpuPer.nginx), 0)} µs. ` +
+      `Client core (CPU ${CPU.client}: autocannon, its start-up and the bench) busy while each ` +
+      `server was measured (median over rounds): Sluice ${busyPct('sluice')}, Fastify ` +
+      `${busyPct('fastify')}, nginx ${busyPct('nginx')}.`,
     '',
     profile ? profileMarkdown('frontend answering 503s under autocannon', profile) : '',
   ].join('\n');
@@ -192,6 +202,9 @@ function summarize(
             'core set the pace in this run, so the ratio reflects latency at 50 connections more than ' +
             'what each server can answer.'
           : '') +
+        ` The client core was ${busyPct('sluice')} busy during Sluice's rounds and ` +
+        `${busyPct('fastify')} during Fastify's: near 100 %, the load generator's cost per answer ` +
+        "(a Sluice 503 carries three more headers for autocannon's parser) counts as much as the server's." +
         `${top ? ` Self time by owner: ${top}.` : ''}` +
         (profile
           ? ` Hottest functions: ${profile.functions
