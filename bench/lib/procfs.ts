@@ -68,7 +68,6 @@ function tree(root: number): Map<number, number> {
   return parents;
 }
 
-/** Busy and total jiffies of the whole machine (first line of /proc/stat). */
 /** Busy and total jiffies of the whole machine, or of one core, from /proc/stat. */
 function machineJiffies(core?: number): { busy: number; total: number } {
   const name = core === undefined ? 'cpu ' : `cpu${core} `;
