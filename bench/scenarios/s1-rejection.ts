@@ -1,3 +1,4 @@
+import { ProcessGroup } from '@sluice/testkit';
 import { autocannon, expectOnly } from '../lib/autocannon';
 import { Heartbeat, ReportBus } from '../lib/bus';
 import {
@@ -16,7 +17,7 @@ import { profileMarkdown, ProfileSummary } from '../lib/profile';
 import { startProfiledFrontend } from '../lib/profiled-frontend';
 import { CoreMeter, CpuMeter } from '../lib/procfs';
 import { DECODE_SHEDDING as SHEDDING, startFrontend } from '../lib/sluice';
-import { fmt, freePort, median, rotate, uniqueNamespace, waitFor } from '../lib/util';
+import { fmt, freePort, maxOf, median, minOf, rotate, uniqueNamespace, waitFor } from '../lib/util';
 
 const PATH = '/v1/chat/completions';
 
@@ -106,6 +107,17 @@ export const rejectionScenario: Scenario = {
         ctx.log(`round ${r + 1}/${rounds}: ${line.join(', ')} req/s`);
       }
       const ratios = rps.sluice.map((x, i) => x / rps.fastify[i]);
+      const paired = await sideBySide(
+        ctx,
+        g,
+        [urls.sluice, urls.fastify],
+        [pids.sluice, pids.fastify],
+        {
+          rounds,
+          seconds,
+          body,
+        },
+      );
 
       let profile: ProfileSummary | null = null;
       if (ctx.profile) {
@@ -121,7 +133,7 @@ export const rejectionScenario: Scenario = {
           autocannon(g, { url: `${p.fe.url}${PATH}`, body, durationS: ctx.quick ? 2 : 5 }),
         );
       }
-      return summarize(rps, ratios, feCpu, cpuPer, clientBusy, profile);
+      return summarize(rps, ratios, feCpu, cpuPer, clientBusy, paired, profile);
     } finally {
       hb.stop();
       await bus.close();
@@ -130,14 +142,60 @@ export const rejectionScenario: Scenario = {
   },
 };
 
+/** One side-by-side round: each server's answers per second and per CPU-second. */
+interface PairedRound {
+  readonly rps: [number, number];
+  readonly perCpuS: [number, number];
+}
+
+/**
+ * Sluice and bare Fastify loaded at the same time, both on CPU 0, each by its own autocannon
+ * on CPU 1. Measured one after the other, the same process's CPU per 503 here has doubled
+ * between two rounds seconds apart (the machine's speed moves, not the code), so the ratio of two
+ * rounds carries that swing. Side by side, both meet the same machine: the ratio of their answers
+ * per CPU-second (each server's CPU from /proc over the same run) is the ratio of their costs per
+ * 503, whichever share of the core the scheduler gave each.
+ */
+async function sideBySide(
+  ctx: BenchContext,
+  g: ProcessGroup,
+  urls: [string, string],
+  pids: [number, number],
+  o: { rounds: number; seconds: number; body: string },
+): Promise<PairedRound[]> {
+  ctx.log(`side by side: ${o.rounds} rounds of ${o.seconds} s, Sluice and Fastify loaded at once`);
+  const out: PairedRound[] = [];
+  for (let r = 0; r < o.rounds; r++) {
+    const meters = pids.map((pid) => new CpuMeter(pid));
+    const res = await Promise.all(
+      urls.map((u) => autocannon(g, { url: `${u}${PATH}`, body: o.body, durationS: o.seconds })),
+    );
+    const used = meters.map((m) => m.usedMs());
+    res.forEach((x, i) => expectOnly(x, '503', i === 0 ? 'sluice' : 'fastify'));
+    const round: PairedRound = {
+      rps: [res[0].rps, res[1].rps],
+      perCpuS: [(1000 * res[0].total) / used[0], (1000 * res[1].total) / used[1]],
+    };
+    out.push(round);
+    ctx.log(
+      `side by side ${r + 1}/${o.rounds}: sluice ${fmt(round.rps[0])}, fastify ${fmt(round.rps[1])} req/s; ` +
+        `per CPU-second ${fmt(round.perCpuS[0])} vs ${fmt(round.perCpuS[1])}`,
+    );
+  }
+  return out;
+}
+
 function summarize(
   rps: Record<Subject, number[]>,
   ratios: number[],
   feCpu: number[],
   cpuPer: Record<Subject, number[]>,
   clientBusy: Record<Subject, number[]>,
+  paired: PairedRound[],
   profile: ProfileSummary | null,
 ): ScenarioResult {
+  const pairedCpu = paired.map((p) => p.perCpuS[0] / p.perCpuS[1]);
+  const pairedRps = paired.map((p) => p.rps[0] / p.rps[1]);
   const busyPct = (s: Subject): string => `${fmt(100 * (median(clientBusy[s]) ?? 0), 0)} %`;
   const ratio = median(ratios);
   const row = (name: string, xs: number[], target: string, unit: string): Figure =>
@@ -150,7 +208,20 @@ function summarize(
     row('Rejection path: Sluice 503s', rps.sluice, '(measured)', 'req/s'),
     row('Rejection path: bare Fastify 503s', rps.fastify, '(reference)', 'req/s'),
     row('Rejection path: nginx `return 503` (ceiling)', rps.nginx, '(reference)', 'req/s'),
+    row(
+      'Rejection path side by side: Sluice / bare Fastify 503s per CPU-second',
+      pairedCpu,
+      '(measured)',
+      '×',
+    ),
+    row('Rejection path side by side: Sluice / bare Fastify req/s', pairedRps, '(measured)', '×'),
   ];
+  const pairedTable = paired
+    .map(
+      (p, i) =>
+        `| ${i + 1} | ${fmt(p.rps[0])} | ${fmt(p.rps[1])} | ${fmt(p.perCpuS[0])} | ${fmt(p.perCpuS[1])} | ${pairedCpu[i].toFixed(3)} |`,
+    )
+    .join('\n');
   const table = rps.sluice
     .map(
       (_, i) =>
@@ -176,6 +247,16 @@ function summarize(
       `Client core (CPU ${CPU.client}: autocannon, its start-up and the bench) busy while each ` +
       `server was measured (median over rounds): Sluice ${busyPct('sluice')}, Fastify ` +
       `${busyPct('fastify')}, nginx ${busyPct('nginx')}.`,
+    '',
+    'Side by side: Sluice and bare Fastify loaded at the same time, both on CPU 0, each by its own',
+    "autocannon (50 connections) on CPU 1. One after the other, the same server's CPU per 503 can",
+    "double between two rounds seconds apart (the machine's speed moves); side by side both meet the",
+    "same machine, and the ratio of their 503s per CPU-second (each server's CPU from /proc over the",
+    'same run) is the ratio of their costs per 503, whatever share of the core each was given.',
+    '',
+    '| round | Sluice req/s | Fastify req/s | Sluice 503s per CPU-s | Fastify 503s per CPU-s | Sluice / Fastify per CPU-s |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: |',
+    pairedTable,
     '',
     profile ? profileMarkdown('frontend answering 503s under autocannon', profile) : '',
   ].join('\n');
@@ -205,6 +286,9 @@ function summarize(
         ` The client core was ${busyPct('sluice')} busy during Sluice's rounds and ` +
         `${busyPct('fastify')} during Fastify's: near 100 %, the load generator's cost per answer ` +
         "(a Sluice 503 carries three more headers for autocannon's parser) counts as much as the server's." +
+        ` Side by side, where both servers meet the same machine, Sluice answered ` +
+        `${median(pairedCpu)?.toFixed(2)}× as many 503s per CPU-second as Fastify (rounds ` +
+        `${minOf(pairedCpu)?.toFixed(2)}–${maxOf(pairedCpu)?.toFixed(2)}).` +
         `${top ? ` Self time by owner: ${top}.` : ''}` +
         (profile
           ? ` Hottest functions: ${profile.functions
