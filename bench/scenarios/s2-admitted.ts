@@ -10,9 +10,9 @@ import {
   figureOver,
 } from '../lib/context';
 import { fixedRate, FixedRateResult } from '../lib/fixed-rate';
-import { chatBody, httpPost } from '../lib/http';
+import { chatBody, httpGet, httpPost } from '../lib/http';
 import { startNginx } from '../lib/nginx';
-import { pin } from '@sluice/testkit';
+import { metricSamples, pin } from '@sluice/testkit';
 import { profileMarkdown, ProfileSummary } from '../lib/profile';
 import { startProfiledFrontend } from '../lib/profiled-frontend';
 import { CpuMeter } from '../lib/procfs';
@@ -109,6 +109,7 @@ export const admittedScenario: Scenario = {
       const lwarmup = ctx.quick ? 0.5 : 2;
       const lat: Record<Subject, FixedRateResult[]> = { direct: [], sluice: [], nginx: [] };
       const clientCpu: number[] = [];
+      const fullGcs: FullGcs[] = [];
       ctx.log(
         `latency at a fixed ${rate} req/s (half of Sluice's max): ${lrounds} rounds of ${lseconds} s per path`,
       );
@@ -118,7 +119,9 @@ export const admittedScenario: Scenario = {
       for (let r = 0; r < lrounds; r++) {
         const line: string[] = [];
         for (const s of rotate(SUBJECTS, r)) {
+          const gcBefore = s === 'sluice' ? await fullGcsOf(fe.url) : null;
           const res = await fixedRate(g, `${urls[s]}${PATH}`, rate, lseconds, body, 64, lwarmup);
+          if (gcBefore) fullGcs.push(since(gcBefore, await fullGcsOf(fe.url)));
           if (res.errors > 0 || Object.keys(res.statuses).some((k) => k !== '200')) {
             throw new Error(
               `${s} at ${rate} req/s: ${JSON.stringify(res.statuses)}, ${res.errors} errors`,
@@ -148,7 +151,18 @@ export const admittedScenario: Scenario = {
           autocannon(g, { url: `${p.fe.url}${PATH}`, body, durationS: ctx.quick ? 2 : 5 }),
         );
       }
-      return summarize(rps, feCpu, cpuPer, workerCpuPer, rate, lwarmup, lat, clientCpu, profile);
+      return summarize(
+        rps,
+        feCpu,
+        cpuPer,
+        workerCpuPer,
+        rate,
+        lwarmup,
+        lat,
+        clientCpu,
+        fullGcs,
+        profile,
+      );
     } finally {
       await g.stopAll();
     }
@@ -156,6 +170,27 @@ export const admittedScenario: Scenario = {
 };
 
 const ms = (us: number | null): number => (us ?? NaN) / 1000;
+
+/** The frontend's full (mark-compact) collections so far: how many, and their pauses in ms. */
+interface FullGcs {
+  readonly count: number;
+  readonly pauseMs: number;
+}
+
+/** Read from the frontend's own `/metrics` (prom-client's `nodejs_gc_duration_seconds`). */
+async function fullGcsOf(url: string): Promise<FullGcs> {
+  const text = (await httpGet(`${url}/metrics`)).text;
+  const one = (name: string): number => metricSamples(text, name, { kind: 'major' })[0] ?? 0;
+  return {
+    count: one('nodejs_gc_duration_seconds_count'),
+    pauseMs: 1000 * one('nodejs_gc_duration_seconds_sum'),
+  };
+}
+
+const since = (a: FullGcs, b: FullGcs): FullGcs => ({
+  count: b.count - a.count,
+  pauseMs: b.pauseMs - a.pauseMs,
+});
 
 function summarize(
   rps: Record<Subject, number[]>,
@@ -166,6 +201,7 @@ function summarize(
   latWarmupS: number,
   lat: Record<Subject, FixedRateResult[]>,
   clientCpu: number[],
+  fullGcs: FullGcs[],
   profile: ProfileSummary | null,
 ): ScenarioResult {
   const vsNginx = rps.sluice.map((x, i) => x / rps.nginx[i]);
@@ -216,7 +252,10 @@ function summarize(
       const c = (s: Subject): string =>
         `${ms(lat[s][i].p50_us).toFixed(2)} / ${ms(lat[s][i].p99_us).toFixed(2)}`;
       const lag = SUBJECTS.map((s) => (lat[s][i].max_send_lag_us / 1000).toFixed(1)).join(' / ');
-      return `| ${i + 1} | ${c('direct')} | ${c('sluice')} | ${c('nginx')} | ${addedP50[i].toFixed(2)} / ${addedP99[i].toFixed(2)} | ${nginxAddedP50[i].toFixed(2)} / ${nginxAddedP99[i].toFixed(2)} | ${lag} |`;
+      const gc = fullGcs[i]
+        ? `${fullGcs[i].count}${fullGcs[i].count > 0 ? ` (${fullGcs[i].pauseMs.toFixed(0)} ms)` : ''}`
+        : '';
+      return `| ${i + 1} | ${c('direct')} | ${c('sluice')} | ${c('nginx')} | ${addedP50[i].toFixed(2)} / ${addedP99[i].toFixed(2)} | ${nginxAddedP50[i].toFixed(2)} / ${nginxAddedP99[i].toFixed(2)} | ${lag} | ${gc} |`;
     })
     .join('\n');
   const details = [
@@ -247,8 +286,8 @@ function summarize(
       `nginx ${fmt(median(cpuPer.nginx), 0)} µs, the worker itself ${fmt(median(cpuPer.direct), 0)} µs direct ` +
       `(${fmt(median(workerCpuPer), 0)} µs behind Sluice).`,
     '',
-    '| round | direct p50 / p99 ms | Sluice p50 / p99 ms | nginx p50 / p99 ms | Sluice added p50 / p99 | nginx added p50 / p99 | client send lag max ms (direct / Sluice / nginx) |',
-    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| round | direct p50 / p99 ms | Sluice p50 / p99 ms | nginx p50 / p99 ms | Sluice added p50 / p99 | nginx added p50 / p99 | client send lag max ms (direct / Sluice / nginx) | Sluice full GCs (pauses) |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     latRows,
     '',
     profile ? profileMarkdown('frontend proxying admitted requests under autocannon', profile) : '',
@@ -292,7 +331,8 @@ function summarize(
         'and the client share CPU 1 on every path, so the direct p99 carries the same scheduling tail as the ' +
         "proxied ones; what is left is the frontend's own: at half its maximum rate its one event loop is " +
         'about half busy, so a request that arrives during a longer turn (a GC pause, a burst of other ' +
-        'requests, a scrape of /metrics) waits for it.',
+        'requests, a scrape of /metrics) waits for it.' +
+        gcNote(fullGcs, addedP99),
     );
   }
   return { figures, details, analysis };
@@ -314,5 +354,22 @@ function roundSpread(rps: Record<Subject, number[]>): string {
       ? ' Sluice rose and fell with the worker while nginx did not: much of the spread between rounds ' +
         'is the machine running Node processes faster or slower from one round to the next.'
       : '')
+  );
+}
+
+/**
+ * Which rounds a full collection fell into (the frontend's own count, read before and after each
+ * of its latency rounds), and what those rounds added at the p99 against the others.
+ */
+function gcNote(fullGcs: FullGcs[], addedP99: number[]): string {
+  const hit = fullGcs.map((g, i) => (g.count > 0 ? i : -1)).filter((i) => i >= 0);
+  if (hit.length === 0) return ' No full collection of the frontend fell into a latency round.';
+  const others = addedP99.filter((_, i) => !hit.includes(i));
+  const pauses = hit.map((i) => fullGcs[i].pauseMs.toFixed(0)).join(', ');
+  return (
+    ` A full collection of the frontend (mark-compact) fell into ${hit.length} of the ` +
+    `${fullGcs.length} rounds (${hit.map((i) => i + 1).join(', ')}; pauses ${pauses} ms in all), ` +
+    `which added ${hit.map((i) => addedP99[i].toFixed(1)).join(', ')} ms at the p99` +
+    (others.length > 0 ? `, against ${median(others)?.toFixed(1)} ms (median) in the others.` : '.')
   );
 }
