@@ -154,7 +154,8 @@ interface PairedRound {
  * between two rounds seconds apart (the machine's speed moves, not the code), so the ratio of two
  * rounds carries that swing. Side by side, both meet the same machine: the ratio of their answers
  * per CPU-second (each server's CPU from /proc over the same run) is the ratio of their costs per
- * 503, whichever share of the core the scheduler gave each.
+ * 503, whichever share of the core the scheduler gave each. Taking turns on one core, each also
+ * pays for the other's use of the cache, the larger process more: the ratio leans against Sluice.
  */
 async function sideBySide(
   ctx: BenchContext,
@@ -253,6 +254,8 @@ function summarize(
     "double between two rounds seconds apart (the machine's speed moves); side by side both meet the",
     "same machine, and the ratio of their 503s per CPU-second (each server's CPU from /proc over the",
     'same run) is the ratio of their costs per 503, whatever share of the core each was given.',
+    "Two processes taking turns on one core also pay for each other's cache, the larger one (the",
+    'frontend) more, so this ratio leans against the frontend.',
     '',
     '| round | Sluice req/s | Fastify req/s | Sluice 503s per CPU-s | Fastify 503s per CPU-s | Sluice / Fastify per CPU-s |',
     '| ---: | ---: | ---: | ---: | ---: | ---: |',
