@@ -169,6 +169,9 @@ export class CpuMeter {
   }
 }
 
+/** A core's busy share from which whatever runs there, not the server measured, set the pace. */
+export const CORE_FULL = 0.95;
+
 /**
  * How busy one core was between construction and `read()` (1.0 = busy all the time), whatever
  * ran on it: for the client core, whether the load generator had room to go faster.

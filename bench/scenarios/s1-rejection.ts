@@ -15,13 +15,11 @@ import { chatBody, httpPost, isOverload, OVERLOAD_BODY } from '../lib/http';
 import { startNginx } from '../lib/nginx';
 import { profileMarkdown, ProfileSummary } from '../lib/profile';
 import { startProfiledFrontend } from '../lib/profiled-frontend';
-import { CoreMeter, CpuMeter } from '../lib/procfs';
+import { CoreMeter, CORE_FULL, CpuMeter } from '../lib/procfs';
 import { DECODE_SHEDDING as SHEDDING, startFrontend } from '../lib/sluice';
 import { fmt, freePort, maxOf, median, minOf, rotate, uniqueNamespace, waitFor } from '../lib/util';
 
 const PATH = '/v1/chat/completions';
-/** The client core's busy share from which the load generator, not the server, set the pace. */
-const CLIENT_FULL = 0.95;
 
 type Subject = 'sluice' | 'fastify' | 'nginx';
 
@@ -268,7 +266,7 @@ function summarize(
   const analysis: string[] = [];
   // nginx answers a 503 in a third of Node's CPU: with the client core full during its rounds, the
   // load generator, not nginx, set that ceiling.
-  const clientBound = (median(clientBusy.nginx) ?? 0) >= CLIENT_FULL;
+  const clientBound = (median(clientBusy.nginx) ?? 0) >= CORE_FULL;
   if (figures[0].verdict === 'MISS') {
     const top = profile?.owners
       .slice(0, 5)

@@ -15,7 +15,7 @@ import { startNginx } from '../lib/nginx';
 import { metricSamples, pin } from '@sluice/testkit';
 import { profileMarkdown, ProfileSummary } from '../lib/profile';
 import { startProfiledFrontend } from '../lib/profiled-frontend';
-import { CpuMeter } from '../lib/procfs';
+import { CoreMeter, CORE_FULL, CpuMeter } from '../lib/procfs';
 import { DECODE_SHEDDING, startFrontend, startWorker } from '../lib/sluice';
 import { correlation, fmt, median, rotate, uniqueNamespace, waitFor } from '../lib/util';
 
@@ -72,6 +72,8 @@ export const admittedScenario: Scenario = {
       // CPU per request (µs) of the proxy (Sluice, nginx) or of the worker (direct).
       const cpuPer: Record<Subject, number[]> = { direct: [], sluice: [], nginx: [] };
       const workerCpuPer: number[] = [];
+      // Each core's busy share during each path's max-rate runs: [CPU 0, CPU 1].
+      const cores: Record<Subject, Array<[number, number]>> = { direct: [], sluice: [], nginx: [] };
       const pids: Record<Subject, number> = {
         direct: worker.proc.pid,
         sluice: fe.proc.pid,
@@ -90,7 +92,10 @@ export const admittedScenario: Scenario = {
           place(s);
           const meter = new CpuMeter(pids[s]);
           const wmeter = new CpuMeter(worker.proc.pid);
+          const core0 = new CoreMeter(Number(CPU.server));
+          const core1 = new CoreMeter(Number(CPU.client));
           const res = await autocannon(g, { url: `${urls[s]}${PATH}`, body, durationS: seconds });
+          cores[s].push([core0.read(), core1.read()]);
           expectOnly(res, '200', s);
           rps[s].push(res.rps);
           cpuPer[s].push((meter.usedMs() * 1000) / res.total);
@@ -156,6 +161,7 @@ export const admittedScenario: Scenario = {
         feCpu,
         cpuPer,
         workerCpuPer,
+        cores,
         rate,
         lwarmup,
         lat,
@@ -197,6 +203,7 @@ function summarize(
   feCpu: number[],
   cpuPer: Record<Subject, number[]>,
   workerCpuPer: number[],
+  cores: Record<Subject, Array<[number, number]>>,
   rate: number,
   latWarmupS: number,
   lat: Record<Subject, FixedRateResult[]>,
@@ -212,6 +219,12 @@ function summarize(
   const addedP99 = added('sluice', 'p99_us');
   const nginxAddedP50 = added('nginx', 'p50_us');
   const nginxAddedP99 = added('nginx', 'p99_us');
+  const busy = (s: Subject, core: 0 | 1): number => median(cores[s].map((c) => c[core])) ?? 0;
+  const pct = (x: number): string => `${fmt(100 * x, 0)} %`;
+  const coresLine = (s: Subject, name: string): string =>
+    `${name} CPU 0 ${pct(busy(s, 0))}, CPU 1 ${pct(busy(s, 1))}`;
+  // nginx's rate was set by CPU 1 (the load generator and the worker) when that core was full.
+  const nginxClientBound = busy('nginx', 1) >= CORE_FULL;
   const row = (
     name: string,
     xs: number[],
@@ -284,7 +297,10 @@ function summarize(
     `Frontend CPU during its max-rate runs: ${feCpu.map((c) => `${Math.round(c * 100)} %`).join(', ')} of one core. ` +
       `CPU time per request (median over rounds, from /proc): Sluice ${fmt(median(cpuPer.sluice), 0)} µs, ` +
       `nginx ${fmt(median(cpuPer.nginx), 0)} µs, the worker itself ${fmt(median(cpuPer.direct), 0)} µs direct ` +
-      `(${fmt(median(workerCpuPer), 0)} µs behind Sluice).`,
+      `(${fmt(median(workerCpuPer), 0)} µs behind Sluice). ` +
+      `Cores busy during each path's max-rate runs (median over rounds; CPU 0 the server, CPU 1 the ` +
+      `client and, behind a proxy, the worker): ${coresLine('direct', 'direct')}; ${coresLine('sluice', 'Sluice')}; ` +
+      `${coresLine('nginx', 'nginx')}.`,
     '',
     '| round | direct p50 / p99 ms | Sluice p50 / p99 ms | nginx p50 / p99 ms | Sluice added p50 / p99 | nginx added p50 / p99 | client send lag max ms (direct / Sluice / nginx) | Sluice full GCs (pauses) |',
     '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
@@ -307,7 +323,13 @@ function summarize(
       `**Admitted throughput (${m(vsNginx).toFixed(2)}× nginx, target ≥ 0.7).** Sluice spends ` +
         `${fmt(median(cpuPer.sluice), 0)} µs of CPU per proxied request (nginx ${fmt(median(cpuPer.nginx), 0)} µs) and runs its core at ` +
         `${fmt(100 * (median(feCpu) ?? 0), 0)} % at ${fmt(m(rps.sluice))} req/s while nginx relays ` +
-        `${fmt(m(rps.nginx))} req/s, where the worker itself is the limit (${fmt(m(rps.direct))} req/s direct).${top} ` +
+        `${fmt(m(rps.nginx))} req/s` +
+        (nginxClientBound
+          ? `, with CPU 1 (the load generator and the worker behind nginx) ${pct(busy('nginx', 1))} busy and ` +
+            `CPU 0 ${pct(busy('nginx', 0))}: that core, not nginx, set nginx's rate, so the ratio compares ` +
+            "Sluice's own ceiling with the load generator's and the worker's on this machine, and moves with the speed of either core."
+          : ` (the worker alone: ${fmt(m(rps.direct))} req/s direct).`) +
+        `${top} ` +
         "No single item dominates: socket writes, undici's pool bookkeeping, the collector, Fastify's body parser, " +
         "Nest's router, guard and pipe, and five prom-client updates per request. " +
         "The next large step would be to serve admitted requests outside Nest's pipeline as the 503 already is; " +
