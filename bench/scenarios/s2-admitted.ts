@@ -177,6 +177,9 @@ export const admittedScenario: Scenario = {
 
 const ms = (us: number | null): number => (us ?? NaN) / 1000;
 
+/** A median latency (ms) at a fixed rate from which the requests were queueing on each other. */
+const BEHIND_MS = 100;
+
 /** The frontend's full (mark-compact) collections so far: how many, and their pauses in ms. */
 interface FullGcs {
   readonly count: number;
@@ -334,6 +337,23 @@ function summarize(
         "Nest's router, guard and pipe, and five prom-client updates per request. " +
         "The next large step would be to serve admitted requests outside Nest's pipeline as the 503 already is; " +
         'it is not taken because the guard, the admission policies and the exception filter are the extension points users build on.',
+    );
+  }
+  // A p50 this long at a fixed rate is a standing queue: requests waiting on each other.
+  const behind = lat.sluice.flatMap((r, i) => (ms(r.p50_us) >= BEHIND_MS ? [i] : []));
+  if (behind.length > 0) {
+    const others = lat.direct.filter((_, i) => !behind.includes(i));
+    const list = (xs: number[]): string => xs.map((x) => fmt(x, 0)).join(', ');
+    analysis.push(
+      `**Sluice fell behind the fixed rate in round${behind.length > 1 ? 's' : ''} ` +
+        `${behind.map((i) => i + 1).join(', ')}** (p50 ${list(behind.map((i) => ms(lat.sluice[i].p50_us)))} ms): ` +
+        `a queue that stood through the round, not a slower path. At those moments the frontend did not serve ${rate} req/s, ` +
+        "half the maximum it reached in the throughput rounds. The worker's own p99 straight from the client in the same " +
+        `rounds: ${list(behind.map((i) => ms(lat.direct[i].p99_us)))} ms` +
+        (others.length > 0
+          ? ` (the other rounds: ${list(others.map((r) => ms(r.p99_us)))} ms)`
+          : '') +
+        '. The added latencies of those rounds measure the queue.',
     );
   }
   if (figures[0].verdict === 'MISS') {
