@@ -156,19 +156,19 @@ export const admittedScenario: Scenario = {
           autocannon(g, { url: `${p.fe.url}${PATH}`, body, durationS: ctx.quick ? 2 : 5 }),
         );
       }
-      return summarize(
+      return summarize({
         rps,
         feCpu,
         cpuPer,
         workerCpuPer,
         cores,
         rate,
-        lwarmup,
+        latWarmupS: lwarmup,
         lat,
         clientCpu,
         fullGcs,
         profile,
-      );
+      });
     } finally {
       await g.stopAll();
     }
@@ -201,19 +201,33 @@ const since = (a: FullGcs, b: FullGcs): FullGcs => ({
   pauseMs: b.pauseMs - a.pauseMs,
 });
 
-function summarize(
-  rps: Record<Subject, number[]>,
-  feCpu: number[],
-  cpuPer: Record<Subject, number[]>,
-  workerCpuPer: number[],
-  cores: Record<Subject, Array<[number, number]>>,
-  rate: number,
-  latWarmupS: number,
-  lat: Record<Subject, FixedRateResult[]>,
-  clientCpu: number[],
-  fullGcs: FullGcs[],
-  profile: ProfileSummary | null,
-): ScenarioResult {
+/** What the scenario measured, by name: several are lists of numbers of different meanings. */
+interface Measured {
+  /** Max-rate rounds: each path's req/s. */
+  readonly rps: Record<Subject, number[]>;
+  /** Max-rate rounds: the frontend process's busy share of one core. */
+  readonly feCpu: number[];
+  /** Max-rate rounds: CPU µs per request of the proxy (or of the worker, direct). */
+  readonly cpuPer: Record<Subject, number[]>;
+  /** Max-rate rounds: the worker's CPU µs per request behind Sluice. */
+  readonly workerCpuPer: number[];
+  /** Max-rate rounds: each core's busy share, [CPU 0, CPU 1]. */
+  readonly cores: Record<Subject, Array<[number, number]>>;
+  /** The latency rounds' fixed rate (req/s) and warm-up (s). */
+  readonly rate: number;
+  readonly latWarmupS: number;
+  /** Latency rounds: each path's fixed-rate result. */
+  readonly lat: Record<Subject, FixedRateResult[]>;
+  /** Latency rounds: the client's own CPU µs per request. */
+  readonly clientCpu: number[];
+  /** Latency rounds: the frontend's full collections in each of its rounds. */
+  readonly fullGcs: FullGcs[];
+  readonly profile: ProfileSummary | null;
+}
+
+function summarize(measured: Measured): ScenarioResult {
+  const { rps, feCpu, cpuPer, workerCpuPer, cores, rate, latWarmupS, lat } = measured;
+  const { clientCpu, fullGcs, profile } = measured;
   const vsNginx = rps.sluice.map((x, i) => x / rps.nginx[i]);
   const vsDirect = rps.sluice.map((x, i) => x / rps.direct[i]);
   const added = (s: Subject, k: 'p50_us' | 'p99_us'): number[] =>
