@@ -108,7 +108,7 @@ describe('worker failure', () => {
     const unary = chat(sys.fe.url, LONG);
     await waitFor(async () => (await inflight()) === 2, 'both requests in flight');
     await new Promise((r) => setTimeout(r, 200)); // the unary one reaches the worker
-    w('t-dies').proc.child.kill('SIGKILL');
+    w('t-dies').proc.kill('SIGKILL');
 
     const res = await unary;
     expect(res.status).toBe(502);
@@ -135,7 +135,7 @@ describe('worker failure', () => {
     await waitFor(async () => (await inflight()) === 1, 'request in flight');
     await new Promise((r) => setTimeout(r, 200));
     await only('t-retried', 't-spare'); // a second worker appears; the request stays on the first
-    w('t-retried').proc.child.kill('SIGKILL');
+    w('t-retried').proc.kill('SIGKILL');
     const res = await unary;
     expect(res.status).toBe(200);
     expect(res.headers.get('x-sluice-worker-id')).toBe('t-spare');
@@ -154,7 +154,7 @@ describe('worker failure', () => {
   it('answers 504 after --upstream-timeout-ms for a worker that stops responding (SIGSTOP)', async () => {
     await only('t-hangs');
     const stream = await openStream(sys.fe.url);
-    w('t-hangs').proc.child.kill('SIGSTOP');
+    w('t-hangs').proc.kill('SIGSTOP');
     try {
       const hung = Date.now();
       const res = await chat(sys.fe.url, LONG);
@@ -170,13 +170,13 @@ describe('worker failure', () => {
         /worker t-hangs at \S+ failed: (Headers|Body) Timeout Error; /,
       );
     } finally {
-      w('t-hangs').proc.child.kill('SIGCONT');
+      w('t-hangs').proc.kill('SIGCONT');
     }
   });
 
   it('stops sending traffic to a SIGKILLed worker once it expires, with no error seen by clients', async () => {
     await waitFor(async () => (await known('s-dies')) && (await known('s-spare')), 's-* live');
-    w('s-dies').proc.child.kill('SIGKILL');
+    w('s-dies').proc.kill('SIGKILL');
     const killed = Date.now();
     const answers: string[] = [];
     // Until it is forgotten, requests that reach the dead worker are retried elsewhere; a few
@@ -192,7 +192,7 @@ describe('worker failure', () => {
 
   it('stops sending traffic to a hung worker once it expires: 504s end once it is forgotten', async () => {
     await waitFor(async () => (await known('s-hangs')) && (await known('s-spare')), 's-* live');
-    w('s-hangs').proc.child.kill('SIGSTOP');
+    w('s-hangs').proc.kill('SIGSTOP');
     const stop = liveTraffic(sys.fe.url, 2, OTHER);
     await waitFor(async () => !(await known('s-hangs')), 's-hangs forgotten', DEADLINE_MS);
     const traffic = await stop();

@@ -143,7 +143,7 @@ describe('graceful shutdown', () => {
     await waitFor(async () => (await chat(fe.url)).status === 200, 'worker admitted');
     const stream = await openStream(fe.url);
     expect(stream.status).toBe(200);
-    fe.proc.child.kill('SIGTERM');
+    fe.proc.kill('SIGTERM');
     await fe.proc.waitForOutput(/SIGTERM received/);
     expect((await fetch(`${fe.url}/health`)).status).toBe(503);
     const refused = await chat(fe.url);

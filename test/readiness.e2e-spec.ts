@@ -68,7 +68,7 @@ describe('readiness (GET /ready)', () => {
   it('turns unready at once on SIGTERM, while in-flight requests finish', async () => {
     const stream = await openStream(sys.fe.url);
     expect(stream.status).toBe(200);
-    sys.fe.proc.child.kill('SIGTERM');
+    sys.fe.proc.kill('SIGTERM');
     await sys.fe.proc.waitForOutput(/SIGTERM received/);
     const unready = await fetch(`${sys.fe.url}/ready`);
     expect(unready.status).toBe(503);

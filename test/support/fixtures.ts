@@ -41,6 +41,21 @@ export interface SystemSpec {
   database?: string;
 }
 
+/**
+ * A process of the system that exits before a test or `afterAll` stops it prints why, so that
+ * a test failing on a refused connection names the process that died and its last words.
+ */
+function reportDeath(proc: testkit.Proc): void {
+  void proc.exited.then((code) => {
+    if (proc.stopRequested) return;
+    const signal = proc.child.signalCode;
+    console.error(
+      `${proc.name} (pid ${proc.pid}) exited by itself, ${signal ?? `code ${code}`}:\n` +
+        proc.output.slice(-4000),
+    );
+  });
+}
+
 /** What a `useSystem` started, filled in before the first test. */
 export interface System {
   namespace: string;
@@ -91,6 +106,7 @@ export function useSystem(spec: SystemSpec): System {
     sys.workers = started;
     sys.worker = started[0];
     if (frontend) sys.fe = frontend;
+    for (const { proc } of [...started, ...(frontend ? [frontend] : [])]) reportDeath(proc);
     if (spec.serving) {
       await waitFor(async () => (await chat(sys.fe.url)).status === 200, 'a worker serving');
     }

@@ -56,6 +56,8 @@ export class Proc {
   /** stdout, with `captureStdout`. */
   stdout = '';
   readonly exited: Promise<number | null>;
+  /** `stop()` was called: an exit after it was asked for. */
+  stopRequested = false;
   private readonly log: WriteStream | undefined;
 
   constructor(
@@ -111,8 +113,18 @@ export class Proc {
     }
   }
 
+  /**
+   * Sends `signal` at once, with no wait and no grace period (a test's fault). A process killed
+   * this way or through `stop()` counts as stopped on purpose (`stopRequested`).
+   */
+  kill(signal: NodeJS.Signals): void {
+    if (signal !== 'SIGSTOP' && signal !== 'SIGCONT') this.stopRequested = true;
+    this.child.kill(signal);
+  }
+
   /** Signals the process (SIGTERM by default), SIGKILLs it after `graceMs`, returns its code. */
   async stop(signal: NodeJS.Signals = 'SIGTERM', graceMs = 5000): Promise<number | null> {
+    this.stopRequested = true;
     if (this.running) {
       this.child.kill(signal);
       // A process a test froze (SIGSTOP) acts on the signal only once it runs again.
