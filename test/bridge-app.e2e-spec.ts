@@ -109,21 +109,21 @@ describe('standalone bridge app (contract §7)', () => {
       const dead = `127.0.0.1:${await freePort()}`;
       const file = join(dir, 'targets');
       writeFileSync(file, `# fleet\nllama-a=${engine.url}\nhttp://${dead}\n`);
-      const port = await freePort();
       const proc = spawnApp('bridge', ['--targets-file', file], {
         env: {
           SLUICE_ENGINE: 'llamacpp',
           SLUICE_NATS_URL: NATS_URL,
           SLUICE_NAMESPACE: namespace,
           SLUICE_HTTP_HOST: '127.0.0.1',
-          SLUICE_HTTP_PORT: String(port),
+          SLUICE_HTTP_PORT: '0',
           SLUICE_SCRAPE_INTERVAL_MS: '100',
           SLUICE_DOWN_AFTER_MS: '500',
         },
       });
       try {
-        await proc.waitForOutput(/bridge for llamacpp engines .* nats:\/\/.* namespace /);
-        const ops = `http://127.0.0.1:${port}`;
+        const [, ops] = await proc.waitForOutput(
+          /bridge for llamacpp engines .* nats:\/\/.* namespace .*\/health at (http:\/\/\S+)/,
+        );
         await waitFor(() => reporters.has('llama-a'), 'reports from llama-a');
 
         const health = await fetch(`${ops}/health`);

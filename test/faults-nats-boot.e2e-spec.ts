@@ -1,7 +1,6 @@
 import { chat, metricValue } from './support/http';
 import { Heartbeat, health, NatsServer } from './support/nats-server';
 import {
-  freePort,
   Proc,
   spawnApp,
   startWorker,
@@ -30,10 +29,9 @@ describe('NATS unreachable when the frontend starts', () => {
     nats = await NatsServer.start();
     await nats.stop(); // its port is now free: nothing listens there
     worker = await startWorker();
-    const port = await freePort();
-    url = `http://127.0.0.1:${port}`;
+    // Port 0: the kernel picks a free one, read back from the start line.
     fe = spawnApp('frontend', [
-      ...['--http-host', '127.0.0.1', '--http-port', String(port)],
+      ...['--http-host', '127.0.0.1', '--http-port', '0'],
       ...['--nats-url', nats.url, '--namespace', ns, '--data-dir', storeDataDir()],
     ]);
   });
@@ -47,7 +45,7 @@ describe('NATS unreachable when the frontend starts', () => {
   it(
     'listens, answers /live, reports the bus down and says what it waits for',
     async () => {
-      await fe.waitForOutput(/frontend listening on/, DEADLINE_MS);
+      [, url] = await fe.waitForOutput(/frontend listening on (http:\/\/\S+)/, DEADLINE_MS);
       expect((await fetch(`${url}/live`)).status).toBe(200);
       const ready = await health(url);
       expect(ready.status).toBe(503);

@@ -5,7 +5,7 @@ import { Proc, spawnApp, SpawnOptions } from './process';
 import { ProcessGroup } from './process-group';
 // By path, not '@sluice/cli': the e2e run's global setup loads this file outside Jest's mapping.
 import { YOUNG_GENERATION_FLAG } from '../../cli/src/young-generation';
-import { freePort, waitFor } from './wait';
+import { waitFor } from './wait';
 
 /** A Sluice app listening on loopback. */
 export interface Started {
@@ -87,6 +87,18 @@ function start(group: ProcessGroup | undefined, app: string, args: string[], o: 
   return group ? group.app(app, args, o) : spawnApp(app, args, o);
 }
 
+/**
+ * The URL an app names in its own start line (`line`'s first group), and its port. Every app is
+ * started on port 0, so the kernel picks a free port when the app binds it. A port picked
+ * beforehand (bind, close, pass it on) can be handed to another spec's app in between: one of
+ * the two then fails to start, and a readiness probe on that port is answered by the other app,
+ * so a test would go on against a process that is not its own (and is stopped by another spec).
+ */
+async function announced(proc: Proc, line: RegExp): Promise<{ url: string; port: number }> {
+  const [, url] = await proc.waitForOutput(line, START_TIMEOUT_MS);
+  return { url, port: Number(new URL(url).port) };
+}
+
 const healthy = async (url: string): Promise<boolean> =>
   (await fetch(`${url}/health`)).status === 200;
 
@@ -105,7 +117,6 @@ export interface FrontendOptions extends SpawnOptions, ShippedNodeArgs {
  * temporary directory (`storeDataDir`).
  */
 export async function startFrontend(o: FrontendOptions): Promise<FrontendStarted> {
-  const port = await freePort();
   const namespace = o.namespace ?? uniqueNamespace();
   const flags = o.flags ?? [];
   const ownStore = flags.includes('--database-url') || flags.includes('--data-dir');
@@ -113,15 +124,14 @@ export async function startFrontend(o: FrontendOptions): Promise<FrontendStarted
     o.group,
     o.app ?? 'frontend',
     [
-      ...['--http-host', '127.0.0.1', '--http-port', String(port)],
+      ...['--http-host', '127.0.0.1', '--http-port', '0'],
       ...['--nats-url', o.natsUrl, '--namespace', namespace],
       ...(ownStore ? [] : ['--data-dir', storeDataDir()]),
       ...flags,
     ],
     withShippedNodeArgs(o),
   );
-  const url = `http://127.0.0.1:${port}`;
-  await proc.waitForOutput(/frontend listening on/, START_TIMEOUT_MS);
+  const { url, port } = await announced(proc, /frontend listening on (http:\/\/\S+)/);
   await waitFor(() => healthy(url), `${url}/health 200`, START_TIMEOUT_MS);
   return { proc, url, port, namespace };
 }
@@ -138,21 +148,20 @@ export interface EmbeddedOptions extends SpawnOptions, ShippedNodeArgs {
  * directory (`storeDataDir`) unless flags say else.
  */
 export async function startEmbedded(o: EmbeddedOptions = {}): Promise<Started> {
-  const port = await freePort();
   const flags = o.flags ?? [];
   const ownStore = flags.includes('--database-url') || flags.includes('--data-dir');
   const proc = start(
     o.group,
     'embedded',
     [
-      ...['--http-host', '127.0.0.1', '--http-port', String(port)],
+      ...['--http-host', '127.0.0.1', '--http-port', '0'],
       ...(ownStore ? [] : ['--data-dir', storeDataDir()]),
       ...flags,
     ],
     withShippedNodeArgs(o),
   );
-  await proc.waitForOutput(o.ready ?? /sluice: ready at/, START_TIMEOUT_MS);
-  return { proc, url: `http://127.0.0.1:${port}`, port };
+  if (o.ready) await proc.waitForOutput(o.ready, START_TIMEOUT_MS);
+  return { proc, ...(await announced(proc, /sluice: ready at (http:\/\/\S+)/)) };
 }
 
 export interface WorkerOptions extends SpawnOptions {
@@ -163,14 +172,13 @@ export interface WorkerOptions extends SpawnOptions {
 
 /** Starts a simulated worker and waits until it serves /v1/models. */
 export async function startWorker(o: WorkerOptions = {}): Promise<Started> {
-  const port = await freePort();
   const proc = start(
     o.group,
     'worker',
-    ['--host', '127.0.0.1', '--port', String(port), '--speedup', '0', ...(o.flags ?? [])],
+    ['--host', '127.0.0.1', '--port', '0', '--speedup', '0', ...(o.flags ?? [])],
     o,
   );
-  const url = `http://127.0.0.1:${port}`;
+  const { url, port } = await announced(proc, / serving .* at (http:\/\/\S+) \(dp /);
   await waitFor(
     async () => (await fetch(`${url}/v1/models`)).ok,
     `${url}/v1/models`,
@@ -189,19 +197,17 @@ export interface BridgeOptions extends SpawnOptions {
 
 /** Starts a standalone engine bridge and waits until its /metrics and /health listen. */
 export async function startBridge(o: BridgeOptions): Promise<Started> {
-  const port = await freePort();
   const proc = start(
     o.group,
     'bridge',
     [
       ...['--nats-url', o.natsUrl, '--namespace', o.namespace],
-      ...['--http-host', '127.0.0.1', '--http-port', String(port)],
+      ...['--http-host', '127.0.0.1', '--http-port', '0'],
       ...o.flags,
     ],
     o,
   );
-  await proc.waitForOutput(/\/metrics and \/health at/, START_TIMEOUT_MS);
-  return { proc, url: `http://127.0.0.1:${port}`, port };
+  return { proc, ...(await announced(proc, /\/metrics and \/health at (http:\/\/\S+)/)) };
 }
 
 /** Migrates a PostgreSQL database with the project's migrate app; throws with its output. */
