@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { Proc, spawnProcess, SpawnOptions } from './process';
 import { ProcessGroup } from './process-group';
-import { acceptsConnections, freePort, waitFor } from './wait';
+import { acceptsConnections, stablePort, waitFor } from './wait';
 
 /** The path of a command on PATH (or in /usr/sbin, where Debian puts some servers), or null. */
 export function commandExists(cmd: string): string | null {
@@ -21,7 +21,7 @@ export interface NatsServerOptions extends SpawnOptions {
 }
 
 /**
- * A private `nats-server` on a free loopback port, so a test can take NATS away (SIGKILL: every
+ * A private `nats-server` on a free loopback port (`stablePort`), so a test can take NATS away (SIGKILL: every
  * client sees its connection cut at once) and bring it back on the same port, and a benchmark
  * can flood it and read its monitoring counters, without touching the machine's shared server.
  */
@@ -40,8 +40,8 @@ export class NatsServer {
   static async start(options: NatsServerOptions = {}): Promise<NatsServer> {
     const bin = commandExists('nats-server');
     if (!bin) throw new Error('nats-server is not installed');
-    const monitorPort = options.monitor ? await freePort() : undefined;
-    const server = new NatsServer(bin, await freePort(), monitorPort, options);
+    const monitorPort = options.monitor ? await stablePort() : undefined;
+    const server = new NatsServer(bin, await stablePort(), monitorPort, options);
     await server.restart();
     return server;
   }
@@ -80,8 +80,10 @@ export class NatsServer {
       ? o.group.exec('nats-server', this.bin, args, spawnOptions)
       : spawnProcess(this.bin, args, spawnOptions);
     this.proc = proc;
+    // Its own "ready" line first: a port that accepts could be another process's.
     await waitFor(
-      () => proc.running && acceptsConnections(this.port),
+      async () =>
+        proc.running && proc.output.includes('Server is ready') && acceptsConnections(this.port),
       `nats-server on ${this.port}\n${this.output}`,
       10000,
       20,

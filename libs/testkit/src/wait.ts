@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -13,6 +14,43 @@ export function freePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
+}
+
+/** Whether `port` can be listened on, on loopback, right now. */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+/** The lowest port of the kernel's ephemeral range (what port 0 and outgoing connections use). */
+function ephemeralLow(): number {
+  try {
+    const low = Number(
+      readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/)[0],
+    );
+    return Number.isInteger(low) && low > 11_000 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/**
+ * A loopback port free now, below the kernel's ephemeral range: for a server that must come back
+ * on the same port after an outage a test causes (a private NATS). Apps started on port 0 and
+ * outgoing connections only get ports inside that range, so none of them can take this one while
+ * the server is down; two callers drawing the same port is the clash left (about 1 in 20,000).
+ */
+export async function stablePort(): Promise<number> {
+  const low = 10_000;
+  const high = ephemeralLow() - 1;
+  for (let tries = 0; tries < 100; tries++) {
+    const port = low + Math.floor(Math.random() * (high - low + 1));
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free loopback port between ${low} and ${high}`);
 }
 
 /** Whether something on loopback accepts TCP connections on `port` right now. */
