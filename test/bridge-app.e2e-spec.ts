@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, NatsConnection } from 'nats';
 import { FakeEngine, metricSamples } from '@sluice/testkit';
-import { freePort, NATS_URL, spawnApp, uniqueNamespace, waitFor } from './support/processes';
+import { quietPort, NATS_URL, spawnApp, uniqueNamespace, waitFor } from './support/processes';
 
 const FIXTURES = join(__dirname, 'fixtures', 'engines', 'llamacpp');
 const routes = () => ({
@@ -106,7 +106,7 @@ describe('standalone bridge app (contract §7)', () => {
         }
       })();
       await nc.flush();
-      const dead = `127.0.0.1:${await freePort()}`;
+      const dead = `127.0.0.1:${await quietPort()}`;
       const file = join(dir, 'targets');
       writeFileSync(file, `# fleet\nllama-a=${engine.url}\nhttp://${dead}\n`);
       const proc = spawnApp('bridge', ['--targets-file', file], {

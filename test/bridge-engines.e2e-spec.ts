@@ -5,7 +5,7 @@ import { parseKvMetricsReport } from '@sluice/contracts';
 import { FakeEngine, HANG, huge, metricSamples, sleep, Started } from '@sluice/testkit';
 import { useProcesses } from './support/fixtures';
 import { rssMiB } from './support/proc';
-import { freePort, NATS_URL, startBridge, uniqueNamespace, waitFor } from './support/processes';
+import { quietPort, NATS_URL, startBridge, uniqueNamespace, waitFor } from './support/processes';
 
 const FIXTURES = join(__dirname, 'fixtures', 'engines');
 const fixture = (engine: string, name: string): string =>
@@ -206,7 +206,7 @@ describe('engine bridge against real NATS (contract §7)', () => {
   it('survives hostile engines: each failure counted by result, a healthy target keeps reporting, memory bounded', async () => {
     const hostile = await engine(tgiRoutes());
     const healthy = await engine(tgiRoutes());
-    const refused = `127.0.0.1:${await freePort()}`;
+    const refused = `127.0.0.1:${await quietPort()}`;
     const b = await bridge([
       '--engine',
       'tgi',

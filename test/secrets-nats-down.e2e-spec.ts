@@ -1,5 +1,5 @@
 import { useProcesses } from './support/fixtures';
-import { freePort } from './support/processes';
+import { quietPort } from './support/processes';
 
 /**
  * Issue 11, item 7: credentials in `--nats-url` never reach the output, also when NATS cannot
@@ -10,10 +10,10 @@ describe('NATS credentials with NATS down at boot', () => {
   const procs = useProcesses('each');
 
   it.each([
-    ['worker', (url: string, port: number) => ['--port', String(port), '--nats-url', url]],
+    ['worker', (url: string) => ['--port', '0', '--nats-url', url]],
     [
       'bridge',
-      (url: string, port: number) => [
+      (url: string) => [
         '--engine',
         'vllm',
         '--target',
@@ -21,15 +21,15 @@ describe('NATS credentials with NATS down at boot', () => {
         '--http-host',
         '127.0.0.1',
         '--http-port',
-        String(port),
+        '0',
         '--nats-url',
         url,
       ],
     ],
   ])('the %s names the server it waits for without the password', async (app, flags) => {
-    const closed = await freePort(); // nothing listens there: NATS is "down"
+    const closed = await quietPort(); // nothing listens there: NATS is "down"
     const url = `nats://sluice:${SECRET}@127.0.0.1:${closed}`;
-    const proc = procs.app(app, flags(url, await freePort()));
+    const proc = procs.app(app, flags(url));
     await proc.waitForOutput(/not reachable yet/, 60_000);
     expect(proc.output).toContain(`127.0.0.1:${closed}`);
     expect(proc.output).not.toContain(SECRET);

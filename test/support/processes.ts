@@ -3,7 +3,7 @@ import * as testkit from '@sluice/testkit';
 export const NATS_URL = process.env.SLUICE_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 
 export {
-  freePort,
+  quietPort,
   Proc,
   spawnApp,
   spawnNode,

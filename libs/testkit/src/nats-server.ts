@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { Proc, spawnProcess, SpawnOptions } from './process';
 import { ProcessGroup } from './process-group';
-import { acceptsConnections, stablePort, waitFor } from './wait';
+import { acceptsConnections, quietPort, waitFor } from './wait';
 
 /** The path of a command on PATH (or in /usr/sbin, where Debian puts some servers), or null. */
 export function commandExists(cmd: string): string | null {
@@ -21,7 +21,7 @@ export interface NatsServerOptions extends SpawnOptions {
 }
 
 /**
- * A private `nats-server` on a free loopback port (`stablePort`), so a test can take NATS away (SIGKILL: every
+ * A private `nats-server` on a free loopback port (`quietPort`), so a test can take NATS away (SIGKILL: every
  * client sees its connection cut at once) and bring it back on the same port, and a benchmark
  * can flood it and read its monitoring counters, without touching the machine's shared server.
  */
@@ -40,8 +40,8 @@ export class NatsServer {
   static async start(options: NatsServerOptions = {}): Promise<NatsServer> {
     const bin = commandExists('nats-server');
     if (!bin) throw new Error('nats-server is not installed');
-    const monitorPort = options.monitor ? await stablePort() : undefined;
-    const server = new NatsServer(bin, await stablePort(), monitorPort, options);
+    const monitorPort = options.monitor ? await quietPort() : undefined;
+    const server = new NatsServer(bin, await quietPort(), monitorPort, options);
     await server.restart();
     return server;
   }

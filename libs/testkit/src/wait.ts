@@ -38,12 +38,13 @@ function ephemeralLow(): number {
 }
 
 /**
- * A loopback port free now, below the kernel's ephemeral range: for a server that must come back
- * on the same port after an outage a test causes (a private NATS). Apps started on port 0 and
- * outgoing connections only get ports inside that range, so none of them can take this one while
- * the server is down; two callers drawing the same port is the clash left (about 1 in 20,000).
+ * A loopback port nothing listens on now, below the kernel's ephemeral range: for a server that
+ * must come back on the same port after an outage a test causes (a private NATS), or an address
+ * that must stay dead (a target that refuses). Apps started on port 0 and outgoing connections
+ * only get ports inside that range, so none of them can take this one; two callers drawing the
+ * same port is the clash left (about 1 in 20,000).
  */
-export async function stablePort(): Promise<number> {
+export async function quietPort(): Promise<number> {
   const low = 10_000;
   const high = ephemeralLow() - 1;
   for (let tries = 0; tries < 100; tries++) {
