@@ -21,9 +21,10 @@ export interface NatsServerOptions extends SpawnOptions {
 }
 
 /**
- * A private `nats-server` on a free loopback port (`quietPort`), so a test can take NATS away (SIGKILL: every
- * client sees its connection cut at once) and bring it back on the same port, and a benchmark
- * can flood it and read its monitoring counters, without touching the machine's shared server.
+ * A private `nats-server` on a free loopback port (`quietPort`), so a test can take NATS away
+ * (SIGKILL: every client sees its connection cut at once) and bring it back on the same port, and
+ * a benchmark can flood it and read its monitoring counters, without touching the machine's
+ * shared server.
  */
 export class NatsServer {
   private proc: Proc | undefined;
