@@ -83,6 +83,10 @@ export function fmt(x: number | null | undefined, digits = 1): string {
   return x.toFixed(abs >= 100 ? 0 : digits);
 }
 
+/** A share (0.25) as a percentage for a report (`25 %`); null: `–`. */
+export const pct = (share: number | null, digits = 0): string =>
+  share === null ? '–' : `${fmt(100 * share, digits)} %`;
+
 /** A NATS namespace nobody else uses, named after the bench and the scenario. */
 export const uniqueNamespace = (prefix: string): string => sharedNamespace(`bench${prefix}x`);
 

@@ -17,7 +17,17 @@ import { profileMarkdown, ProfileSummary } from '../lib/profile';
 import { startProfiledFrontend } from '../lib/profiled-frontend';
 import { CoreMeter, CORE_FULL, CpuMeter } from '../lib/procfs';
 import { DECODE_SHEDDING as SHEDDING, startFrontend } from '../lib/sluice';
-import { fmt, freePort, maxOf, median, minOf, rotate, uniqueNamespace, waitFor } from '../lib/util';
+import {
+  fmt,
+  freePort,
+  maxOf,
+  median,
+  minOf,
+  pct,
+  rotate,
+  uniqueNamespace,
+  waitFor,
+} from '../lib/util';
 
 const PATH = '/v1/chat/completions';
 
@@ -197,7 +207,7 @@ function summarize(
 ): ScenarioResult {
   const pairedCpu = paired.map((p) => p.perCpuS[0] / p.perCpuS[1]);
   const pairedRps = paired.map((p) => p.rps[0] / p.rps[1]);
-  const busyPct = (s: Subject): string => `${fmt(100 * (median(clientBusy[s]) ?? 0), 0)} %`;
+  const busyPct = (s: Subject): string => pct(median(clientBusy[s]) ?? 0);
   const ratio = median(ratios);
   const row = (name: string, xs: number[], target: string, unit: string): Figure =>
     figureOver(1, name, xs, target, unit, 'n/a');
@@ -242,7 +252,7 @@ function summarize(
     '| ---: | ---: | ---: | ---: | ---: |',
     table,
     '',
-    `Frontend CPU while measured: ${feCpu.map((c) => `${Math.round(c * 100)} %`).join(', ')} of one core. ` +
+    `Frontend CPU while measured: ${feCpu.map((c) => pct(c)).join(', ')} of one core. ` +
       `CPU time per answer (median over rounds, from /proc): Sluice ${fmt(median(cpuPer.sluice), 0)} µs, ` +
       `Fastify ${fmt(median(cpuPer.fastify), 0)} µs, nginx ${fmt(median(cpuPer.nginx), 0)} µs. ` +
       `Client core (CPU ${CPU.client}: autocannon, its start-up and the bench) busy while each ` +
@@ -274,7 +284,7 @@ function summarize(
       .join(', ');
     analysis.push(
       `**Rejection path (${ratio?.toFixed(2)}× Fastify, target ≥ 1.0).** The frontend runs its core at ` +
-        `${fmt(100 * (median(feCpu) ?? 0), 0)} % and spends ${fmt(median(cpuPer.sluice), 0)} µs of CPU per 503, ` +
+        `${pct(median(feCpu) ?? 0)} and spends ${fmt(median(cpuPer.sluice), 0)} µs of CPU per 503, ` +
         `against ${fmt(median(cpuPer.fastify), 0)} µs for bare Fastify (${fmt(median(cpuPer.nginx), 0)} µs for nginx). ` +
         'While a model is refused, its 503 is written before Fastify sees the request (the prescan on ' +
         "the server's `request` event reads only the top-level `model` and `stream` from the body's " +

@@ -17,7 +17,7 @@ import { profileMarkdown, ProfileSummary } from '../lib/profile';
 import { startProfiledFrontend } from '../lib/profiled-frontend';
 import { CoreMeter, CORE_FULL, CpuMeter } from '../lib/procfs';
 import { DECODE_SHEDDING, startFrontend, startWorker } from '../lib/sluice';
-import { correlation, fmt, median, rotate, uniqueNamespace, waitFor } from '../lib/util';
+import { correlation, fmt, median, pct, rotate, uniqueNamespace, waitFor } from '../lib/util';
 
 const PATH = '/v1/chat/completions';
 const FLAGS = DECODE_SHEDDING;
@@ -237,7 +237,6 @@ function summarize(measured: Measured): ScenarioResult {
   const nginxAddedP50 = added('nginx', 'p50_us');
   const nginxAddedP99 = added('nginx', 'p99_us');
   const busy = (s: Subject, core: 0 | 1): number => median(cores[s].map((c) => c[core])) ?? 0;
-  const pct = (x: number): string => `${fmt(100 * x, 0)} %`;
   const coresLine = (s: Subject, name: string): string =>
     `${name} CPU 0 ${pct(busy(s, 0))}, CPU 1 ${pct(busy(s, 1))}`;
   // nginx's rate was set by CPU 1 (the load generator and the worker) when that core was full.
@@ -311,7 +310,7 @@ function summarize(measured: Measured): ScenarioResult {
     '',
     roundSpread(rps),
     '',
-    `Frontend CPU during its max-rate runs: ${feCpu.map((c) => `${Math.round(c * 100)} %`).join(', ')} of one core. ` +
+    `Frontend CPU during its max-rate runs: ${feCpu.map((c) => pct(c)).join(', ')} of one core. ` +
       `CPU time per request (median over rounds, from /proc): Sluice ${fmt(median(cpuPer.sluice), 0)} µs, ` +
       `nginx ${fmt(median(cpuPer.nginx), 0)} µs, the worker itself ${fmt(median(cpuPer.direct), 0)} µs direct ` +
       `(${fmt(median(workerCpuPer), 0)} µs behind Sluice). ` +
@@ -339,7 +338,7 @@ function summarize(measured: Measured): ScenarioResult {
     analysis.push(
       `**Admitted throughput (${m(vsNginx).toFixed(2)}× nginx, target ≥ 0.7).** Sluice spends ` +
         `${fmt(median(cpuPer.sluice), 0)} µs of CPU per proxied request (nginx ${fmt(median(cpuPer.nginx), 0)} µs) and runs its core at ` +
-        `${fmt(100 * (median(feCpu) ?? 0), 0)} % at ${fmt(m(rps.sluice))} req/s while nginx relays ` +
+        `${pct(median(feCpu) ?? 0)} at ${fmt(m(rps.sluice))} req/s while nginx relays ` +
         `${fmt(m(rps.nginx))} req/s` +
         (nginxClientBound
           ? `, with CPU 1 (the load generator and the worker behind nginx) ${pct(busy('nginx', 1))} busy and ` +

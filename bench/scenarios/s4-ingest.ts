@@ -15,7 +15,7 @@ import {
   startWorker,
   Started,
 } from '../lib/sluice';
-import { fmt, nowNs, percentile, sleep, uniqueNamespace } from '../lib/util';
+import { fmt, nowNs, pct, percentile, sleep, uniqueNamespace } from '../lib/util';
 
 const PATH = '/v1/chat/completions';
 export const WORKERS = 1000;
@@ -250,7 +250,7 @@ export const ingestScenario: Scenario = {
         const s = await runStep(rig, rate, seconds, true);
         steps.push(s);
         ctx.log(
-          `${fmt(rate)} reports/s offered: absorbed ${fmt(s.absorbed)}/s, catch-up ${fmt(s.catchupMs)} ms, frontend CPU ${Math.round(s.cpu * 100)} %, ` +
+          `${fmt(rate)} reports/s offered: absorbed ${fmt(s.absorbed)}/s, catch-up ${fmt(s.catchupMs)} ms, frontend CPU ${pct(s.cpu)}, ` +
             `lag p50 ${fmt(percentile(s.lag, 50), 1)} / p99 ${fmt(percentile(s.lag, 99), 1)} ms (${s.lag.length} trials), invalid ${s.invalid}, slow consumers ${s.slowConsumers ?? '?'}`,
         );
         // Past saturation a higher rate only lengthens the catch-up: stop escalating.
@@ -355,7 +355,7 @@ function summarize(
   ];
   const rows = steps.map(
     (s) =>
-      `| ${fmt(s.rate)} | ${fmt(s.sent / seconds)} | ${fmt(s.absorbed)} | ${fmt(s.catchupMs)} | ${Math.round(s.cpu * 100)} % | ` +
+      `| ${fmt(s.rate)} | ${fmt(s.sent / seconds)} | ${fmt(s.absorbed)} | ${fmt(s.catchupMs)} | ${pct(s.cpu)} | ` +
       `${fmt(percentile(s.lag, 50), 1)} / ${fmt(percentile(s.lag, 99), 1)} (${s.lag.length}${s.lagTimeouts ? `, ${s.lagTimeouts} timed out` : ''}) | ` +
       `${fmt(s.traffic.p99_us === null ? null : s.traffic.p99_us / 1000, 1)} | ${s.invalid} | ${s.slowConsumers ?? '?'} / ${s.disconnects} | ` +
       `${s.delivered === null ? '?' : fmt(s.delivered)} | ${fmt(s.received)} | ${s.pendingMaxBytes === null ? '?' : fmt(s.pendingMaxBytes / 1e6, 1)} | ${passes(s) ? 'yes' : 'no'} |`,
@@ -402,7 +402,7 @@ function summarize(
     analysis.push(
       `**Monitor ingest (${best === null ? `not kept current at any rate tried, from ${fmt(lowest)}/s` : `kept current up to ${fmt(best)} reports/s`}, peak ${fmt(peak)}/s absorbed; target ≥ 50,000 with lag p99 < 50 ms).** ` +
         (hot
-          ? `From ${fmt(hot.rate)} reports/s offered the frontend's core is saturated (${Math.round(hot.cpu * 100)} % CPU) and reports queue in its NATS socket, ` +
+          ? `From ${fmt(hot.rate)} reports/s offered the frontend's core is saturated (${pct(hot.cpu)} CPU) and reports queue in its NATS socket, ` +
             'so both the absorbed rate and the decision lag are bounded by per-report CPU cost in the frontend (one JSON parse, the Nest ' +
             'microservice dispatch per message, validation, the registry update and four Prometheus gauge updates with label hashing).'
           : 'The frontend did not saturate its core; see the step table.') +

@@ -1,6 +1,6 @@
 import { decodeStepMs, prefillStepMs } from '../../libs/sim-worker/src/engine/step-timing';
 import { Figure } from '../lib/context';
-import { fmt, median } from '../lib/util';
+import { fmt, median, pct } from '../lib/util';
 import { byObjective } from './s7-measures';
 import type { Rounds } from './s7-rounds';
 import { PROMPT } from './s7-tools';
@@ -36,7 +36,7 @@ function ttftFloor(halfLoadP99: number | null, shedding: string): string {
     `the floor is the step time of a busy engine. In the simulated worker's timing model (Dynamo's mocker) a step ` +
     `that prefills 8,192 tokens at 85 % KV takes ${fmt(full, 0)} ms, while a lone ${PROMPT}-token prompt takes ${fmt(stepMs(PROMPT), 0)} ms. ` +
     `A p99 within 2× of half load (≤ ${fmt(limit, 0)} ms, two steps) needs steps of ≤ ${fmt(limit / 2, 0)} ms, i.e. at most ~${fmt(p, 0)} ` +
-    `prompt tokens per step, which caps a worker at ~${fmt(100 * share, 0)} % of its saturated prompt throughput: ` +
+    `prompt tokens per step, which caps a worker at ~${pct(share)} of its saturated prompt throughput: ` +
     'with this worker model that TTFT target and the goodput target (≥ 0.90 of capacity) cannot both be met; ' +
     'a TTFT objective of about two full steps can (the objective policy above). docs/operations.md ("Choosing thresholds") shows the trade-off measured for several prefill thresholds.'
   );

@@ -1,5 +1,5 @@
 import { bucketQuantile, bucketsSum, bucketsTotal } from '../lib/prom-histogram';
-import { fmt, median } from '../lib/util';
+import { fmt, median, pct } from '../lib/util';
 import { classDetails } from './s7-classes';
 import type { Rounds } from './s7-rounds';
 import { byObjective, ofKind, wrongRefusals } from './s7-measures';
@@ -24,8 +24,6 @@ const SAMPLE_KIND_NAMES: Record<SampleKind, string> = {
 
 const med = (xs: Array<number | null>): number | null =>
   median(xs.filter((x): x is number => x !== null && Number.isFinite(x)));
-const pct = (x: number | null, digits = 0): string =>
-  x === null ? '–' : `${fmt(100 * x, digits)} %`;
 
 function policyRows(points: Point[]): string[] {
   const rows: string[] = [];

@@ -1,7 +1,7 @@
 import { BenchContext, CPU, Scenario, ScenarioResult } from '../lib/context';
 import { metrics, metricSum } from '../lib/http';
 import { startFrontend, startWorker, Started } from '../lib/sluice';
-import { fmt, median, rotate, uniqueNamespace, waitFor } from '../lib/util';
+import { fmt, median, pct, rotate, uniqueNamespace, waitFor } from '../lib/util';
 import { summarize } from './s7-summary';
 import { alone, probeCapacity, runPoint, settle, unloadedTtft } from './s7-tools';
 import {
@@ -25,7 +25,7 @@ import {
 
 const describe = (r: PointResult): string =>
   `goodput ${fmt(r.goodput_slo_rps)} req/s within the objective (${fmt(r.goodput_rps)} succeeded), ` +
-  `rejected ${fmt(100 * r.rejection_ratio, 0)} %, admitted meeting it ${fmt(100 * (r.admitted_met_share ?? NaN), 1)} %, ` +
+  `rejected ${pct(r.rejection_ratio)}, admitted meeting it ${fmt(100 * (r.admitted_met_share ?? NaN), 1)} %, ` +
   `TTFT p50 ${fmt(r.ttft_p50_ms, 0)} / p99 ${fmt(r.ttft_p99_ms, 0)} ms` +
   (r.window_aborted ? `, ${r.window_aborted} cut off by the drain timeout` : '');
 
@@ -177,7 +177,7 @@ export const goodputScenario: Scenario = {
           ctx.log(
             `${tag} ${CLASS_LOAD}× ${mix}, classes ${classes ? 'on' : 'off'}: goodput ${fmt(goodput_rps)} req/s, rejected ` +
               Object.entries(r.classes)
-                .map(([c, f]) => `${c} ${fmt(100 * f.rejection_ratio, 1)} %`)
+                .map(([c, f]) => `${c} ${pct(f.rejection_ratio, 1)}`)
                 .join(', '),
           );
         }

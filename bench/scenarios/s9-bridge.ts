@@ -1,6 +1,6 @@
 import { BenchContext, Figure, Scenario, ScenarioResult, verdict } from '../lib/context';
 import { profileMarkdown } from '../lib/profile';
-import { fmt, maxOf, median, minOf, percentile } from '../lib/util';
+import { fmt, maxOf, median, minOf, pct, percentile } from '../lib/util';
 import { Reaction, measureReactions } from './s9-reaction';
 import { INTERVAL_MS, measureScrapeCost, ScrapeCost, TARGETS } from './s9-scrape-cost';
 
@@ -143,7 +143,7 @@ function scrapeDetails(c: ScrapeCost): string {
     '| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
     `| ${fmt(OFFERED)} | ${fmt(total / c.windowS)} | ${c.scrapes.ok} / ${c.scrapes.error} / ${c.scrapes.timeout} / ${c.scrapes.unparsable} | ` +
       `${fmt(c.reports)} (${fmt(c.workers)}) | ${c.workerDowns} | ${Math.round((100 * c.bridgeCpuMs) / 1000 / c.windowS)} % | ${fmt(usPerScrape, 1)} | ` +
-      `${fmt(c.rssMaxMb, 0)} MB | ${Math.round(c.farmCores * 100)} % |`,
+      `${fmt(c.rssMaxMb, 0)} MB | ${pct(c.farmCores)} |`,
     '',
     startupText(c),
     '',
@@ -249,7 +249,7 @@ function analysis(c: ScrapeCost, rs: Reaction[], figures: Figure[]): string[] {
         head +
         `The bridge achieved ${fmt(total / c.windowS)} of the ${fmt(OFFERED)} scrapes/s offered, so each target was scraped every ` +
         `~${fmt((TARGETS * 1000 * c.windowS) / total, 0)} ms instead of ${INTERVAL_MS} and its reports aged accordingly. ` +
-        `It used ${Math.round(cores * 100)} % of a core at ${fmt(us, 0)} µs of CPU per scrape` +
+        `It used ${pct(cores)} of a core at ${fmt(us, 0)} µs of CPU per scrape` +
         (capacity < OFFERED
           ? `: even a whole core would sustain only ~${fmt(capacity)} scrapes/s (~${fmt(capacity / (1000 / INTERVAL_MS))} targets at ${INTERVAL_MS} ms), ` +
             'so the limit is CPU per scrape in one Node process (one event loop scrapes every target)'
