@@ -53,7 +53,7 @@ export function analysis(R: Rounds, figures: Figure[]): string[] {
         .filter((x): x is number => x !== null && Number.isFinite(x)),
     );
   const state = (policy: Policy): string =>
-    `At 4× the workers reported ${fmt(100 * (v(4, policy, (p) => p.kv_used_mean) ?? NaN), 0)} % of their KV blocks in use and ` +
+    `At 4× the workers reported ${pct(v(4, policy, (p) => p.kv_used_mean) ?? NaN)} of their KV blocks in use and ` +
     `${fmt(v(4, policy, (p) => p.prefill_queued_mean))} prompt tokens queued for prefill on average ` +
     `(${fmt(v(0.5, policy, (p) => p.prefill_queued_mean))} at 0.5×).`;
   const missed = (i: number): boolean => figures[i]?.verdict === 'MISS';
@@ -75,7 +75,7 @@ export function analysis(R: Rounds, figures: Figure[]): string[] {
     const objectiveShare = v(4, 'slo', byObjective);
     out.push(
       `**Goodput at 4× with the TTFT objective (${fmt(figures[0].median, 2)} of the best, target ≥ 0.90).** ${state('slo')} ` +
-        `It refused ${fmt(100 * (refused ?? NaN), 0)} % of the arrivals (${fmt(100 * (objectiveShare ?? NaN), 0)} % of those by the objective, ` +
+        `It refused ${pct(refused ?? NaN)} of the arrivals (${pct(objectiveShare ?? NaN)} of those by the objective, ` +
         `the rest by the thresholds beside it), with ${err}. Goodput below the best with the workers under ` +
         'capacity means the predictor refuses requests that could have met the objective (the wrong-refusal ' +
         'share below measures how many); with the workers full, that the objective itself is below what a full worker can hold.',

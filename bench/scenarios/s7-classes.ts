@@ -1,6 +1,6 @@
 import { Figure } from '../lib/context';
 import { barChart } from '../lib/svg';
-import { fmt, median } from '../lib/util';
+import { fmt, median, pct } from '../lib/util';
 import type { Row } from './s7-rounds';
 import { CLASS_LOAD, CLASS_RUNS, ClassPoint, ClassRun } from './s7-types';
 
@@ -60,10 +60,12 @@ export function classDetails(ps: ClassPoint[]): string {
   const rows = (Object.keys(CLASS_RUNS) as ClassRun[]).map((run) => {
     const mine = ps.filter((p) => p.run === run);
     const med = (f: (p: ClassPoint) => number): string => fmt(median(mine.map(f)), 1);
+    const share = (f: (p: ClassPoint) => number | undefined): string =>
+      pct(median(mine.map((p) => f(p) ?? NaN)) ?? NaN, 1);
     return (
       `| ${RUN_NAMES[run]} | ${fmt(median(mine.map((p) => p.rate)))} | ` +
       `${med((p) => p.goodput_rps)} | ${med((p) => p.goodput_rps / p.capacity).slice(0, 4)} | ` +
-      `${med((p) => 100 * (p.classes.critical?.rejection_ratio ?? NaN))} % | ${med((p) => 100 * (p.classes.sheddable?.rejection_ratio ?? NaN))} % | ` +
+      `${share((p) => p.classes.critical?.rejection_ratio)} | ${share((p) => p.classes.sheddable?.rejection_ratio)} | ` +
       `${med((p) => p.classes.critical?.goodput_rps ?? NaN)} | ${med((p) => p.classes.sheddable?.goodput_rps ?? NaN)} |`
     );
   });
@@ -86,14 +88,15 @@ export function classDetails(ps: ClassPoint[]): string {
 export function classPlots(ps: ClassPoint[]): Array<{ name: string; svg: string; alt: string }> {
   if (ps.length === 0) return [];
   const runs = Object.keys(CLASS_RUNS) as ClassRun[];
-  const pct = (run: ClassRun, cls: string): number => 100 * (median(rejected(ps, run, cls)) ?? NaN);
+  const rejectedPct = (run: ClassRun, cls: string): number =>
+    100 * (median(rejected(ps, run, cls)) ?? NaN);
   const svg = barChart({
     title: `Rejected at ${CLASS_LOAD}× capacity, per priority class`,
     yLabel: 'requests rejected (%)',
     groups: ['½ critical, classes on', '½ critical, classes off', '⅕ critical, classes on'],
     bars: [
-      { name: 'critical', color: '#1f77b4', values: runs.map((r) => pct(r, 'critical')) },
-      { name: 'sheddable', color: '#ff7f0e', values: runs.map((r) => pct(r, 'sheddable')) },
+      { name: 'critical', color: '#1f77b4', values: runs.map((r) => rejectedPct(r, 'critical')) },
+      { name: 'sheddable', color: '#ff7f0e', values: runs.map((r) => rejectedPct(r, 'sheddable')) },
     ],
   });
   return [

@@ -25,7 +25,7 @@ import {
 
 const describe = (r: PointResult): string =>
   `goodput ${fmt(r.goodput_slo_rps)} req/s within the objective (${fmt(r.goodput_rps)} succeeded), ` +
-  `rejected ${pct(r.rejection_ratio)}, admitted meeting it ${fmt(100 * (r.admitted_met_share ?? NaN), 1)} %, ` +
+  `rejected ${pct(r.rejection_ratio)}, admitted meeting it ${pct(r.admitted_met_share ?? NaN, 1)}, ` +
   `TTFT p50 ${fmt(r.ttft_p50_ms, 0)} / p99 ${fmt(r.ttft_p99_ms, 0)} ms` +
   (r.window_aborted ? `, ${r.window_aborted} cut off by the drain timeout` : '');
 

@@ -142,7 +142,7 @@ function scrapeDetails(c: ScrapeCost): string {
     '| scrapes/s offered | achieved | ok / error / timeout / unparsable | reports on NATS (workers) | worker_down | bridge CPU | µs CPU / scrape | bridge RSS max | engines CPU |',
     '| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
     `| ${fmt(OFFERED)} | ${fmt(total / c.windowS)} | ${c.scrapes.ok} / ${c.scrapes.error} / ${c.scrapes.timeout} / ${c.scrapes.unparsable} | ` +
-      `${fmt(c.reports)} (${fmt(c.workers)}) | ${c.workerDowns} | ${Math.round((100 * c.bridgeCpuMs) / 1000 / c.windowS)} % | ${fmt(usPerScrape, 1)} | ` +
+      `${fmt(c.reports)} (${fmt(c.workers)}) | ${c.workerDowns} | ${pct(c.bridgeCpuMs / 1000 / c.windowS)} | ${fmt(usPerScrape, 1)} | ` +
       `${fmt(c.rssMaxMb, 0)} MB | ${pct(c.farmCores)} |`,
     '',
     startupText(c),
