@@ -40,5 +40,6 @@ export {
 } from './command-line';
 export { stopOnSignals, type SignalledProcess } from './stop-on-signals';
 export { markOnMainThreadOnOneCpu } from './concurrent-marking';
+export { scavengeWhileMarking } from './gc-phases';
 export { turnOffPretenuring } from './pretenuring';
 export { YOUNG_GENERATION_FLAG, youngGenerationAdvice } from './young-generation';

@@ -2,7 +2,12 @@ import { Logger as NestLogger, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { InProcessBus } from '@sluice/bus';
-import { markOnMainThreadOnOneCpu, turnOffPretenuring, youngGenerationAdvice } from '@sluice/cli';
+import {
+  markOnMainThreadOnOneCpu,
+  scavengeWhileMarking,
+  turnOffPretenuring,
+  youngGenerationAdvice,
+} from '@sluice/cli';
 import { redactedUrl } from '@sluice/contracts';
 import { installAdmission } from './admission/early-refusal.hook';
 import { AdmissionPolicy } from './admission/admission-policy';
@@ -45,9 +50,11 @@ export async function createFrontendApp(
   config: FrontendConfig,
   options: FrontendOptions = {},
 ): Promise<FrontendHandle> {
-  // Before the request path is built and run: see pretenuring.ts and concurrent-marking.ts.
+  // Before the request path is built and run: see pretenuring.ts, concurrent-marking.ts and
+  // gc-phases.ts.
   const pretenuringOff = turnOffPretenuring();
   const markingOnLoop = markOnMainThreadOnOneCpu();
+  const phasesOverlap = scavengeWhileMarking();
   const adapter = new FastifyAdapter({
     bodyLimit: config.bodyLimitBytes,
     genReqId: requestIdFor,
@@ -85,6 +92,7 @@ export async function createFrontendApp(
   if (advice) log.log(advice);
   if (!pretenuringOff)
     log.log("V8's allocation-site pretenuring left as Node's command line set it");
+  if (!phasesOverlap) log.log("V8's separate GC phases left as Node's command line set it");
   if (markingOnLoop)
     log.log('one CPU available: V8 marks the old generation on the main thread, in small steps');
   log.log(describeAdmission(config));
