@@ -27,9 +27,10 @@ export function gcPhasesChosen(execArgv: readonly string[]): boolean {
  * incremental marking to its end. Under load the young generation then fills in a few hundred
  * milliseconds, which forces the full collection to finish at once: the rest of the marking and
  * the evacuation of everything allocated meanwhile (tens of MB) happen in one pause. On a
- * frontend pinned to one core at 3,500 proxied req/s (bench scenario 2's pattern, `--trace-gc-nvp`)
- * those pauses took 22-97 ms, two thirds of it copying young objects; with young collections
- * during marking they took 9-18 ms, and the heap after each was ~50 MB instead of 60-90 MB.
+ * frontend pinned to one core in bench scenario 2's pattern (`--trace-gc-nvp`), those pauses took
+ * 22-109 ms (median 62); with young collections during marking 7.5-36 ms (median 15). Side by
+ * side at the maximum rate, 64-87 ms each against 9-18 ms; at half of it they come more often on
+ * the smaller heap they leave, and the p99 stayed within its spread (docs/operations.md, "Memory").
  * Set before the app's modules load (`apps/frontend/src/v8-settings.ts`), like the others.
  */
 export function scavengeWhileMarking(execArgv: readonly string[] = process.execArgv): boolean {
