@@ -54,10 +54,11 @@ if [ ! -f "$stamp" ]; then
   # Testing's Release file has been seen past its Valid-Until date.
   apt_opts=(-o Acquire::Check-Valid-Until=false -qq)
   log "installing llama.cpp-tools and python3-gguf in the root"
-  chroot "$root" apt-get "${apt_opts[@]}" update >/dev/null
+  chroot "$root" apt-get "${apt_opts[@]}" update >/dev/null ||
+    cannot "apt-get update in the root failed (is $mirror reachable?)"
   DEBIAN_FRONTEND=noninteractive chroot "$root" apt-get "${apt_opts[@]}" install -y --no-install-recommends \
     llama.cpp-tools python3-gguf python3-numpy >"$dir/apt.log" 2>&1 ||
-    { tail -5 "$dir/apt.log" >&2; exit 1; }
+    { tail -5 "$dir/apt.log" >&2; cannot "apt-get in the root failed (is $mirror reachable?); log: $dir/apt.log"; }
   chroot "$root" apt-get clean
   touch "$stamp"
 fi

@@ -5,6 +5,7 @@
  */
 export * from './apps';
 export * from './fake-engine';
+export * from './llama-server';
 export * from './metrics-text';
 export * from './nats-server';
 export * from './process';
