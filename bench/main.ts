@@ -12,7 +12,6 @@ import { NGINX_INSTALL_HINT, nginxBinary } from './lib/nginx';
 import { hasTaskset, pin, ProcessGroup, ROOT, stopEverything } from '@sluice/testkit';
 import { ForeignLoadMonitor, machineInfo } from './lib/procfs';
 import { renderReport, ScenarioOutcome } from './lib/report';
-import { comparisonRuntime } from './lib/runtimes';
 import { createDatabase, dropDatabase } from './lib/sluice';
 import { SCENARIOS } from './scenarios';
 
@@ -25,8 +24,6 @@ interface Args {
   shedding: string[];
   /** Scenario 7's objective policy beside `--ttft-slo-ms`; null: DEFAULT_OBJECTIVE. */
   objective: string[] | null;
-  /** Scenario 10's second Node; null: the first other `node` on PATH. */
-  compareNode: string | null;
 }
 
 /**
@@ -73,7 +70,6 @@ function parseArgs(argv: string[]): Args {
     out: null,
     shedding: DEFAULT_SHEDDING,
     objective: null,
-    compareNode: null,
   };
   for (let i = 0; i < argv.length; i++) {
     const eq = argv[i].indexOf('=');
@@ -87,7 +83,6 @@ function parseArgs(argv: string[]): Args {
     else if (flag === '--out') a.out = value();
     else if (flag === '--shedding') a.shedding = value().split(/\s+/).filter(Boolean);
     else if (flag === '--objective') a.objective = value().split(/\s+/).filter(Boolean);
-    else if (flag === '--compare-node') a.compareNode = value();
     else if (flag === '--help' || flag === '-h') {
       console.log(USAGE);
       process.exit(0);
@@ -171,7 +166,6 @@ async function main(): Promise<void> {
     logDir,
     docsDir,
     foreign,
-    compareNode: selected.some((s) => s.id === 10) ? comparisonRuntime(args.compareNode) : null,
     log: (m) => log(`  ${m}`),
     group: () => new ProcessGroup(logDir),
   };

@@ -1,6 +1,5 @@
 import { ProcessGroup } from '@sluice/testkit';
 import { ForeignLoadMonitor } from './procfs';
-import { Runtime } from './runtimes';
 import { maxOf, median, minOf } from './util';
 
 /** Where the load generator and the server under test run (see docs/benchmarks.md). */
@@ -21,8 +20,6 @@ export interface BenchContext {
   readonly logDir: string;
   readonly docsDir: string;
   readonly foreign: ForeignLoadMonitor;
-  /** The second Node of scenario 10; null: no comparison. */
-  readonly compareNode: Runtime | null;
   log(message: string): void;
   group(): ProcessGroup;
 }

@@ -12,7 +12,7 @@ export const DECODE_SHEDDING = [
   '0.85',
 ];
 
-export interface FrontendOptions extends SpawnOptions, testkit.ShippedNodeArgs {
+export interface FrontendOptions extends SpawnOptions {
   natsUrl: string;
   databaseUrl: string;
   namespace: string;

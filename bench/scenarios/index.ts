@@ -8,8 +8,6 @@ import { propagationScenario } from './s6-propagation';
 import { goodputScenario } from './s7-goodput';
 import { memoryScenario } from './s8-memory';
 import { bridgeScenario } from './s9-bridge';
-import { runtimeScenario } from './s10-runtime';
-import { youngGenerationScenario } from './s11-young-generation';
 
 /** Every scenario of issue 5, in the order they run. */
 export const SCENARIOS: Scenario[] = [
@@ -22,6 +20,4 @@ export const SCENARIOS: Scenario[] = [
   goodputScenario,
   memoryScenario,
   bridgeScenario,
-  runtimeScenario,
-  youngGenerationScenario,
 ];

@@ -1,4 +1,4 @@
-import { YOUNG_GENERATION_FLAG } from '@sluice/cli';
+const YOUNG_GENERATION_FLAG = '--max-semi-space-size=16';
 import { BenchContext, CPU, Figure, Scenario, ScenarioResult, verdict } from '../lib/context';
 import { fixedRate } from '../lib/fixed-rate';
 import { FLOOD_MODEL } from '../lib/flood';
@@ -47,7 +47,6 @@ export const memoryScenario: Scenario = {
         ...rig.frontendOptions,
         cpu: CPU.server,
         name: 'frontend-v8-defaults',
-        shippedNodeArgs: [],
         nodeArgs: [inspectFlag(besidePort)],
       });
       const durationS = ctx.quick ? 12 : 120;
