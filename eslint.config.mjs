@@ -75,6 +75,7 @@ export default tseslint.config(
     // TypeScript only: the few JS files (configs, tools, container helpers) are not part of the build.
     ignores: [
       'dist/**',
+      '.bench/**',
       'node_modules/**',
       'coverage/**',
       'data/**',

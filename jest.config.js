@@ -40,7 +40,11 @@ module.exports = {
       displayName: 'unit',
       testEnvironment: 'node',
       rootDir: __dirname,
-      testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts'],
+      testMatch: [
+        '<rootDir>/libs/**/*.spec.ts',
+        '<rootDir>/apps/**/*.spec.ts',
+        '<rootDir>/bench/**/*.spec.ts',
+      ],
       transform,
       moduleNameMapper,
     },

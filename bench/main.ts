@@ -1,131 +1,77 @@
 /**
- * `npm run bench [-- --quick] [-- --only 1,5] [-- --no-profile] [-- --out FILE]`: runs the
- * benchmark scenarios of issue 5 on this machine and writes docs/benchmarks.md with the plots.
+ * `npm run bench [-- --quick] [-- --only a,b] [-- --node-flags "FLAGS"] [-- --out FILE]`: runs the
+ * scenarios of bench/scenarios/index.ts on this machine and writes docs/benchmarks.md.
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { connect } from 'nats';
 import { Client } from 'pg';
-import { BenchContext, CPU, Scenario } from './lib/context';
+import { hasTaskset, pin, ROOT, stopEverything } from '@sluice/testkit';
+import { BenchContext, BenchGroup, CPU } from './lib/context';
 import { NGINX_INSTALL_HINT, nginxBinary } from './lib/nginx';
-import { hasTaskset, pin, ProcessGroup, ROOT, stopEverything } from '@sluice/testkit';
 import { ForeignLoadMonitor, machineInfo } from './lib/procfs';
 import { renderReport, ScenarioOutcome } from './lib/report';
-import { comparisonRuntime } from './lib/runtimes';
+import { Scenario, verdict } from './lib/scenario';
 import { createDatabase, dropDatabase } from './lib/sluice';
 import { SCENARIOS } from './scenarios';
 
 interface Args {
   quick: boolean;
-  only: number[] | null;
-  /** null: profile in full runs only. */
-  profile: boolean | null;
+  only: string[] | null;
   out: string | null;
-  shedding: string[];
-  /** Scenario 7's objective policy beside `--ttft-slo-ms`; null: DEFAULT_OBJECTIVE. */
-  objective: string[] | null;
-  /** Scenario 10's second Node; null: the first other `node` on PATH. */
-  compareNode: string | null;
+  nodeFlags: string[];
 }
 
-/**
- * Scenario 7's shedding-on configuration of record: the decode threshold of issue 5, plus a
- * prefill threshold of one step's budget (without it, prompts queued in the engines, which hold
- * no KV blocks yet, are invisible to shedding and TTFT grows without bound).
- */
-export const DEFAULT_SHEDDING = [
-  '--active-decode-blocks-threshold',
-  '0.85',
-  '--active-prefill-tokens-threshold-frac',
-  '1',
-];
-
-/**
- * Scenario 7's TTFT-objective policy: the flags its frontend runs with beside `--ttft-slo-ms`
- * (docs/benchmarks.md, scenario 7: on top of the thresholds of record, measured better than alone).
- */
-export const defaultObjective = (shedding: string[]): string[] => [
-  '--admission-control',
-  'token-capacity',
-  ...shedding,
-];
-
-const USAGE = `usage: npm run bench -- [--quick] [--only 1,2,...] [--no-profile] [--out FILE] [--compare-node PATH]
-  --quick       every scenario, shrunk to run in under 3 minutes (development, smoke test);
-                the report then goes to a temp file unless --out
-  --only LIST   run only these scenarios (1-11); the report then goes to a temp file unless --out
-  --no-profile  skip the CPU profiles of the frontend (scenarios 1, 2, 4; full runs only by default)
-  --profile     take them in --quick runs too
-  --out FILE    where to write the report (default docs/benchmarks.md)
-  --shedding "FLAGS"  thresholds of the shedding-on frontend in scenario 7, for experiments
-                (default "${DEFAULT_SHEDDING.join(' ')}", the configuration of record)
-  --objective "FLAGS"  flags of scenario 7's TTFT-objective frontend beside --ttft-slo-ms, for
-                experiments (default "${defaultObjective(DEFAULT_SHEDDING).join(' ')}")
-  --compare-node PATH  the Node that scenario 10 compares the runtime of record with (default:
-                the first other \`node\` on PATH, e.g. the system Node; "none": skip it)`;
+const USAGE = `usage: npm run bench -- [--quick] [--only ${SCENARIOS.map((s) => s.id).join(',')}] [--node-flags "FLAGS"] [--out FILE]
+  --quick       every scenario with short rounds (a smoke test); the report goes to a temp file unless --out
+  --only LIST   only these scenarios; the report goes to a temp file unless --out
+  --node-flags  Node flags for every server the bench starts (Sluice's apps, bare Fastify, the
+                engine farm), to measure a runtime setting on every side alike
+  --out FILE    where to write the report (default docs/benchmarks.md, for a full run)`;
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = {
-    quick: false,
-    only: null,
-    profile: null,
-    out: null,
-    shedding: DEFAULT_SHEDDING,
-    objective: null,
-    compareNode: null,
-  };
+  const a: Args = { quick: false, only: null, out: null, nodeFlags: [] };
   for (let i = 0; i < argv.length; i++) {
-    const eq = argv[i].indexOf('=');
-    const flag = eq === -1 ? argv[i] : argv[i].slice(0, eq);
-    const inline = eq === -1 ? undefined : argv[i].slice(eq + 1);
-    const value = (): string => inline ?? argv[++i];
+    const [flag, inline] = argv[i].split(/=(.*)/s, 2);
+    const value = (): string => inline ?? argv[++i] ?? '';
     if (flag === '--quick') a.quick = true;
-    else if (flag === '--no-profile') a.profile = false;
-    else if (flag === '--profile') a.profile = true;
-    else if (flag === '--only') a.only = value().split(',').map(Number);
+    else if (flag === '--only') a.only = value().split(',');
     else if (flag === '--out') a.out = value();
-    else if (flag === '--shedding') a.shedding = value().split(/\s+/).filter(Boolean);
-    else if (flag === '--objective') a.objective = value().split(/\s+/).filter(Boolean);
-    else if (flag === '--compare-node') a.compareNode = value();
+    else if (flag === '--node-flags') a.nodeFlags = value().split(/\s+/).filter(Boolean);
     else if (flag === '--help' || flag === '-h') {
       console.log(USAGE);
       process.exit(0);
-    } else {
-      console.error(`unknown argument '${argv[i]}'\n${USAGE}`);
-      process.exit(2);
-    }
+    } else fail(`unknown argument '${argv[i]}'\n${USAGE}`);
   }
+  const unknown = (a.only ?? []).filter((id) => !SCENARIOS.some((s) => s.id === id));
+  if (unknown.length) fail(`unknown scenario(s) ${unknown.join(', ')}\n${USAGE}`);
   return a;
 }
 
+function fail(message: string): never {
+  console.error(message);
+  process.exit(2);
+}
+
 const started = Date.now();
-const stamp = (): string => `[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s]`;
-const log = (msg: string): void => console.log(`${stamp()} ${msg}`);
+const log = (msg: string): void =>
+  console.log(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${msg}`);
 
 async function preflight(natsUrl: string): Promise<void> {
-  if (!nginxBinary()) {
-    console.error(NGINX_INSTALL_HINT);
-    process.exit(2);
-  }
-  if (!hasTaskset())
-    log('warning: taskset not found (util-linux): processes will not be pinned to cores');
+  if (!nginxBinary()) fail(NGINX_INSTALL_HINT);
+  if (!hasTaskset()) log('warning: taskset not found (util-linux): nothing will be pinned');
   try {
-    const nc = await connect({ servers: natsUrl, timeout: 3000 });
-    await nc.close();
+    await (await connect({ servers: natsUrl, timeout: 3000 })).close();
   } catch (err) {
-    console.error(
-      `NATS is not reachable at ${natsUrl} (${String(err)}); start it (see docs/toolchain facts)`,
-    );
-    process.exit(2);
+    fail(`NATS is not reachable at ${natsUrl} (${String(err)})`);
   }
   const pg = new Client({ host: '127.0.0.1', port: 5432, user: 'postgres', database: 'postgres' });
   try {
     await pg.connect();
     await pg.end();
   } catch (err) {
-    console.error(`PostgreSQL is not reachable at 127.0.0.1:5432 as postgres (${String(err)})`);
-    process.exit(2);
+    fail(`PostgreSQL is not reachable at 127.0.0.1:5432 as postgres (${String(err)})`);
   }
 }
 
@@ -137,50 +83,38 @@ async function main(): Promise<void> {
   const tmpDir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   const logDir = join(tmpDir, 'logs');
   mkdirSync(logDir);
-  const docsDir = join(ROOT, 'docs');
   const foreign = new ForeignLoadMonitor();
   foreign.start();
   const dbName = `sluice_bench_${process.pid}`;
-  const setup = new ProcessGroup(logDir);
-  let interrupted = false;
-  const onSignal = (sig: NodeJS.Signals): void => {
-    if (interrupted) return;
-    interrupted = true;
+  const stop = (sig: NodeJS.Signals): void => {
     log(`${sig}: stopping every process the bench started`);
     void stopEverything()
       .then(() => dropDatabase(dbName))
       .catch(() => undefined)
       .finally(() => process.exit(130));
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
 
   const selected = SCENARIOS.filter((s) => !args.only || args.only.includes(s.id));
+  const planned = selected.reduce((sum, s) => sum + s.plan(args.quick).seconds, 0);
   log(
-    `Sluice bench${args.quick ? ' (quick)' : ''}: scenarios ${selected.map((s) => s.id).join(', ')}; logs in ${logDir}`,
+    `Sluice bench${args.quick ? ' (quick)' : ''}: ${selected.map((s) => s.id).join(', ')}; ` +
+      `planned ${(planned / 60).toFixed(1)} min on an idle machine; logs in ${logDir}`,
   );
-  const databaseUrl = await createDatabase(setup, dbName);
   const ctx: BenchContext = {
     quick: args.quick,
-    profile: args.profile ?? !args.quick,
-    sheddingFlags: args.shedding,
-    objectiveFlags: args.objective ?? defaultObjective(args.shedding),
     natsUrl,
-    databaseUrl,
+    databaseUrl: await createDatabase(new BenchGroup(logDir, args.nodeFlags), dbName),
     tmpDir,
-    logDir,
-    docsDir,
+    nodeFlags: args.nodeFlags,
     foreign,
-    compareNode: selected.some((s) => s.id === 10) ? comparisonRuntime(args.compareNode) : null,
     log: (m) => log(`  ${m}`),
-    group: () => new ProcessGroup(logDir),
+    group: () => new BenchGroup(logDir, args.nodeFlags),
   };
   const outcomes: ScenarioOutcome[] = [];
   try {
-    for (const s of selected) {
-      if (interrupted) break;
-      outcomes.push(await runScenario(ctx, s));
-    }
+    for (const s of selected) outcomes.push(await runScenario(ctx, s));
   } finally {
     await stopEverything();
     await dropDatabase(dbName).catch(() => undefined);
@@ -190,45 +124,41 @@ async function main(): Promise<void> {
 }
 
 async function runScenario(ctx: BenchContext, s: Scenario): Promise<ScenarioOutcome> {
-  log(`scenario ${s.id}: ${s.title}`);
+  const plan = s.plan(ctx.quick);
+  log(`${s.id}: ${s.title} (${plan.rounds} rounds, planned ${plan.seconds} s)`);
   const t0 = Date.now();
-  let outcome: Omit<ScenarioOutcome, 'runtimeS' | 'foreign'>;
+  let result: ScenarioOutcome['result'] = null;
+  let error: string | null = null;
   try {
-    const result = await s.run(ctx);
-    for (const f of result.figures) {
+    result = await s.run(ctx, plan);
+    for (const f of result.figures)
       log(
-        `  => ${f.name}: ${f.median === null ? '–' : f.median.toFixed(f.unit === '×' ? 3 : 1)} ${f.unit} (target ${f.target}) ${f.verdict}`,
+        `  => ${f.name}: ${f.rounds.map((x) => x.toPrecision(3)).join(', ')} ${f.unit} ${verdict(f) ?? ''}`,
       );
-    }
-    outcome = { id: s.id, title: s.title, result, error: null };
   } catch (err) {
-    const msg = err instanceof Error ? (err.stack ?? err.message) : String(err);
-    log(`  scenario ${s.id} FAILED: ${msg}`);
-    outcome = { id: s.id, title: s.title, result: null, error: msg };
+    error = err instanceof Error ? (err.stack ?? err.message) : String(err);
+    log(`  ${s.id} FAILED: ${error}`);
   }
   await stopEverything();
   const t1 = Date.now();
-  return { ...outcome, runtimeS: (t1 - t0) / 1000, foreign: ctx.foreign.between(t0, t1) };
+  return {
+    id: s.id,
+    title: s.title,
+    result,
+    error,
+    runtimeS: (t1 - t0) / 1000,
+    plannedS: plan.seconds,
+    foreign: ctx.foreign.between(t0, t1),
+  };
 }
 
 function writeReport(args: Args, ctx: BenchContext, outcomes: ScenarioOutcome[]): void {
+  // Only a full run of every scenario replaces the report of record.
   const out =
     args.out ??
-    // Only a full run of every scenario replaces the report of record.
     (args.only || args.quick
       ? join(ctx.tmpDir, 'benchmarks.md')
-      : join(ctx.docsDir, 'benchmarks.md'));
-  // Plots go beside the report: docs/bench/ for the report of record.
-  const plotDir = join(dirname(out), 'bench');
-  const plots: Array<{ file: string; alt: string }> = [];
-  for (const o of outcomes) {
-    for (const p of o.result?.plots ?? []) {
-      mkdirSync(plotDir, { recursive: true });
-      const file = join(plotDir, `${p.name}.svg`);
-      writeFileSync(file, p.svg);
-      plots.push({ file: relative(join(out, '..'), file), alt: p.alt });
-    }
-  }
+      : join(ROOT, 'docs', 'benchmarks.md'));
   const argv = process.argv.slice(2);
   const md = renderReport(
     {
@@ -237,22 +167,18 @@ function writeReport(args: Args, ctx: BenchContext, outcomes: ScenarioOutcome[])
       runtimeS: (Date.now() - started) / 1000,
       machine: machineInfo(),
       quick: args.quick,
-      placement:
-        'servers under test pinned to CPU 0, load generators and the bench itself to CPU 1 (`taskset`); ' +
-        'per-scenario exceptions are stated below',
+      nodeFlags: args.nodeFlags,
       foreign: ctx.foreign.between(started, Date.now()),
     },
     outcomes,
-    plots,
   );
   writeFileSync(out, md);
-  log(`report written to ${relative(ROOT, out) || out}`);
-  const failed = outcomes.filter((o) => o.error).length;
-  const missed = outcomes
-    .flatMap((o) => o.result?.figures ?? [])
-    .filter((f) => f.verdict === 'MISS').length;
+  const figures = outcomes.flatMap((o) => o.result?.figures ?? []);
+  const count = (v: string): number => figures.filter((f) => verdict(f) === v).length;
+  log(`report written to ${relative(ROOT, out).startsWith('..') ? out : relative(ROOT, out)}`);
   log(
-    `done in ${((Date.now() - started) / 60000).toFixed(1)} min: ${missed} figure(s) miss their target, ${failed} scenario(s) failed`,
+    `done in ${((Date.now() - started) / 60000).toFixed(1)} min: ${count('met')} met, ${count('straddles')} straddle, ` +
+      `${count('missed')} missed, ${outcomes.filter((o) => o.error).length} scenario(s) failed`,
   );
 }
 

@@ -29,11 +29,7 @@ RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund && n
 # --- runtime ----------------------------------------------------------------------------------
 FROM ${NODE_IMAGE}
 # NO_COLOR: plain log lines for a log collector, not terminal colour codes.
-# NODE_OPTIONS: V8's young generation capped at 16 MB per semi-space (its default on Node 24
-# grows to 64 MB): ~90 MB less RSS under load, no more CPU per request measured
-# (docs/operations.md, "Memory"; set your own value here to trade the other way).
 ENV NODE_ENV=production \
-    NODE_OPTIONS=--max-semi-space-size=16 \
     NO_COLOR=1 \
     SLUICE_HTTP_HOST=0.0.0.0 \
     SLUICE_HTTP_PORT=8000

@@ -3,7 +3,7 @@ import { kvReport, ReportFields } from '@sluice/testkit';
 
 export type { ReportFields } from '@sluice/testkit';
 
-/** Publishes contract §4 load reports on real NATS, as a worker would. */
+/** Publishes load reports (docs/api.md) on real NATS, as a worker would. */
 export class ReportBus {
   private readonly encoder = new TextEncoder();
   private constructor(

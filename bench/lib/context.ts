@@ -1,94 +1,69 @@
-import { ProcessGroup } from '@sluice/testkit';
+import { join } from 'node:path';
+import { Proc, ProcessGroup, SpawnOptions } from '@sluice/testkit';
 import { ForeignLoadMonitor } from './procfs';
-import { Runtime } from './runtimes';
-import { maxOf, median, minOf } from './util';
 
-/** Where the load generator and the server under test run (see docs/benchmarks.md). */
+/** Where the servers under test and the load generators run (see docs/benchmarks.md). */
 export const CPU = { server: '0', client: '1' } as const;
+
+/** A compiled script of the bench (`tools/fixed-rate.js`), wherever the bench was built to. */
+export const benchScript = (path: string): string => join(__dirname, '..', path);
 
 export interface BenchContext {
   readonly quick: boolean;
-  readonly profile: boolean;
-  /** Thresholds of the shedding-on frontend in scenario 7 (beside token-capacity). */
-  readonly sheddingFlags: string[];
-  /** Scenario 7's TTFT-objective frontend: its flags beside `--ttft-slo-ms`. */
-  readonly objectiveFlags: string[];
-  /** Shared NATS for the ordinary scenarios. */
+  /** Shared NATS for the scenarios that need no private server. */
   readonly natsUrl: string;
   /** PostgreSQL URL of the bench's own database (created and dropped by the bench). */
   readonly databaseUrl: string;
   readonly tmpDir: string;
-  readonly logDir: string;
-  readonly docsDir: string;
+  /** Node flags of every server the bench starts (`--node-flags`); none by default. */
+  readonly nodeFlags: readonly string[];
   readonly foreign: ForeignLoadMonitor;
-  /** The second Node of scenario 10; null: no comparison. */
-  readonly compareNode: Runtime | null;
   log(message: string): void;
-  group(): ProcessGroup;
-}
-
-export type Verdict = 'pass' | 'MISS' | 'n/a';
-
-/** One row of the results table. */
-export interface Figure {
-  scenario: number;
-  name: string;
-  target: string;
-  unit: string;
-  median: number | null;
-  min: number | null;
-  max: number | null;
-  verdict: Verdict;
-  note?: string;
-}
-
-export interface ScenarioResult {
-  figures: Figure[];
-  /** Markdown with the scenario's own tables and method notes. */
-  details: string;
-  /** Markdown: what limits each figure that misses its target, with the evidence seen. */
-  analysis: string[];
-  /** SVG plots, written to docs/bench/<name>.svg and shown in the report. */
-  plots?: Array<{ name: string; svg: string; alt: string }>;
-}
-
-export interface Scenario {
-  id: number;
-  title: string;
-  run(ctx: BenchContext): Promise<ScenarioResult>;
-}
-
-/** A figure over rounds (or trials): the median of `xs`, with their spread as min and max. */
-export function figureOver(
-  scenario: number,
-  name: string,
-  xs: number[],
-  target: string,
-  unit: string,
-  v: Verdict,
-): Figure {
-  return {
-    scenario,
-    name,
-    target,
-    unit,
-    median: median(xs),
-    min: minOf(xs),
-    max: maxOf(xs),
-    verdict: v,
-  };
-}
-
-export function verdict(ok: boolean | null): Verdict {
-  if (ok === null) return 'n/a';
-  return ok ? 'pass' : 'MISS';
+  /** A process group for one scenario, stopped by it at the end. */
+  group(): BenchGroup;
 }
 
 /**
- * Warm-up before measuring a server: the frontend needs much longer than the reference
- * servers before the JIT has optimised its request path (its rate still rose for ~30 s).
+ * A process group whose servers all run with the same Node flags: Sluice's apps (`app`) and the
+ * bench's own servers (`server`: bare Fastify, the engine farm). Load generators and tools
+ * (`node`) keep Node's defaults, the same for every side they load.
  */
-export function warmupS(quick: boolean, subject: string): number {
-  if (quick) return subject === 'sluice' ? 3 : 1;
-  return subject === 'sluice' ? 15 : 5;
+export class BenchGroup extends ProcessGroup {
+  constructor(
+    logDir: string,
+    private readonly nodeFlags: readonly string[],
+  ) {
+    super(logDir);
+  }
+
+  override app(app: string, args: string[], options: SpawnOptions = {}): Proc {
+    return super.app(app, args, this.withFlags(options));
+  }
+
+  /** A server of the bench's own, `script` relative to the bench's build (`servers/x.js`). */
+  server(name: string, script: string, args: string[], options: SpawnOptions = {}): Proc {
+    return this.node(name, benchScript(script), args, this.withFlags(options));
+  }
+
+  /** A tool of the bench (a load generator), on the client core, answering JSON on stdout. */
+  tool(script: string, args: string[], options: SpawnOptions = {}): Proc {
+    const name = script.replace(/^.*\//, '').replace(/\.js$/, '');
+    return this.node(name, benchScript(script), args, {
+      cpu: CPU.client,
+      captureStdout: true,
+      ...options,
+    });
+  }
+
+  private withFlags(o: SpawnOptions): SpawnOptions {
+    return { ...o, nodeArgs: [...this.nodeFlags, ...(o.nodeArgs ?? [])] };
+  }
+}
+
+/** Runs a tool to its end and parses the JSON line it printed; throws with its output if it failed. */
+export async function runTool<T>(g: BenchGroup, script: string, args: string[]): Promise<T> {
+  const proc = g.tool(script, args);
+  const code = await proc.exited;
+  if (code !== 0) throw new Error(`${script} exited ${code}: ${proc.output.slice(-1500)}`);
+  return JSON.parse(proc.stdout) as T;
 }

@@ -1,6 +1,6 @@
-import { CPU } from './context';
-import { ProcessGroup } from '@sluice/testkit';
+import { BenchGroup, runTool } from './context';
 
+/** What bench/tools/fixed-rate prints: latencies in µs from each request's scheduled send time. */
 export interface FixedRateResult {
   sent: number;
   statuses: Record<string, number>;
@@ -15,36 +15,28 @@ export interface FixedRateResult {
 }
 
 /**
- * Runs bench/tools/fixed-rate (open loop, µs latencies) on the client core; with `warmupS` the
- * same traffic runs that long first, unrecorded.
+ * The open-loop client at a fixed rate on the client core; with `warmupS` the same traffic runs
+ * that long first, unrecorded.
  */
-export async function fixedRate(
-  group: ProcessGroup,
-  url: string,
-  rate: number,
-  durationS: number,
-  body: string,
-  connections = 64,
-  warmupS = 0,
+export function fixedRate(
+  g: BenchGroup,
+  o: {
+    url: string;
+    rate: number;
+    durationS: number;
+    body: string;
+    connections?: number;
+    warmupS?: number;
+  },
 ): Promise<FixedRateResult> {
-  const proc = group.node(
-    'fixed-rate',
-    'dist/bench/tools/fixed-rate.js',
-    [url, String(rate), String(durationS), body, String(connections), String(warmupS)],
-    { cpu: CPU.client, captureStdout: true },
-  );
-  const code = await proc.exited;
-  if (code !== 0) throw new Error(`fixed-rate exited ${code}: ${proc.output.slice(-1000)}`);
-  return JSON.parse(proc.stdout) as FixedRateResult;
+  return runTool<FixedRateResult>(g, 'tools/fixed-rate.js', [
+    ...[o.url, String(o.rate), String(o.durationS), o.body],
+    ...[String(o.connections ?? 64), String(o.warmupS ?? 0)],
+  ]);
 }
 
-/** Starts the fixed-rate client without waiting (background traffic); `done` resolves at the end. */
-export function fixedRateInBackground(
-  group: ProcessGroup,
-  url: string,
-  rate: number,
-  durationS: number,
-  body: string,
-): Promise<FixedRateResult> {
-  return fixedRate(group, url, rate, durationS, body, 32);
+/** Throws unless every recorded answer had `status` (a benchmark of errors is no benchmark). */
+export function expectStatus(r: FixedRateResult, status: string, what: string): void {
+  if (r.errors > 0 || Object.keys(r.statuses).some((k) => k !== status))
+    throw new Error(`${what}: ${JSON.stringify(r.statuses)}, ${r.errors} errors`);
 }

@@ -1,4 +1,4 @@
-import { Client, Pool, request } from 'undici';
+import { Pool, request } from 'undici';
 import { metricSamples, MODEL } from '@sluice/testkit';
 import { nowNs } from './util';
 
@@ -53,56 +53,6 @@ export async function metrics(base: string): Promise<string> {
 /** Is this answer the contract's overload rejection (all workers busy)? */
 export const isOverload = (status: number, text: string): boolean =>
   status === 503 && text.includes('All workers are busy');
-
-/**
- * Closed-loop prober over one keep-alive connection: sends the same request back to back until
- * an answer satisfies a predicate, and says how long that took from a given start instant.
- */
-export class Prober {
-  private readonly client: Client;
-
-  constructor(
-    private readonly base: string,
-    private readonly path: string,
-    private readonly body: string,
-  ) {
-    this.client = new Client(base, { pipelining: 1, keepAliveTimeout: 60000 });
-  }
-
-  async once(): Promise<{ status: number; text: string }> {
-    const res = await this.client.request({
-      path: this.path,
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: this.body,
-    });
-    return { status: res.statusCode, text: await res.body.text() };
-  }
-
-  /** Probes until `done` holds; returns ns from `startNs` to that answer, and the probe count. */
-  async until(
-    done: (status: number, text: string) => boolean,
-    startNs: number,
-    timeoutMs: number,
-  ): Promise<{ ns: number; probes: number }> {
-    const deadline = startNs + timeoutMs * 1e6;
-    let probes = 0;
-    for (;;) {
-      const { status, text } = await this.once();
-      probes++;
-      const t = nowNs();
-      if (done(status, text)) return { ns: t - startNs, probes };
-      if (t > deadline)
-        throw new Error(
-          `${this.base}${this.path}: condition not met after ${timeoutMs} ms (last ${status})`,
-        );
-    }
-  }
-
-  async close(): Promise<void> {
-    await this.client.close();
-  }
-}
 
 const MAX_PROBES_IN_FLIGHT = 16;
 

@@ -169,27 +169,6 @@ export class CpuMeter {
   }
 }
 
-/** A core's busy share from which whatever runs there, not the server measured, set the pace. */
-export const CORE_FULL = 0.95;
-
-/**
- * How busy one core was between construction and `read()` (1.0 = busy all the time), whatever
- * ran on it: for the client core, whether the load generator had room to go faster.
- */
-export class CoreMeter {
-  private readonly start: { busy: number; total: number };
-
-  constructor(private readonly core: number) {
-    this.start = machineJiffies(core);
-  }
-
-  read(): number {
-    const now = machineJiffies(this.core);
-    const total = now.total - this.start.total;
-    return total > 0 ? (now.busy - this.start.busy) / total : 0;
-  }
-}
-
 export interface MachineInfo {
   cpuModel: string;
   cores: number;

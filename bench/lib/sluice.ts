@@ -1,5 +1,5 @@
 import * as testkit from '@sluice/testkit';
-import { NatsServer, ProcessGroup, runMigrations, SpawnOptions, Started } from '@sluice/testkit';
+import { ProcessGroup, runMigrations, SpawnOptions, Started } from '@sluice/testkit';
 import { Client } from 'pg';
 
 export type { Started } from '@sluice/testkit';
@@ -12,7 +12,7 @@ export const DECODE_SHEDDING = [
   '0.85',
 ];
 
-export interface FrontendOptions extends SpawnOptions, testkit.ShippedNodeArgs {
+export interface FrontendOptions extends SpawnOptions {
   natsUrl: string;
   databaseUrl: string;
   namespace: string;
@@ -32,18 +32,6 @@ export function startWorker(
   options: SpawnOptions = {},
 ): Promise<Started> {
   return testkit.startWorker({ ...options, flags, group });
-}
-
-/**
- * A private nats-server with its monitoring port, for the report-flood scenarios: its /varz and
- * /connz show delivered messages, pending bytes and slow consumers, which the shared server
- * does not expose, and the flood does not disturb anyone else's tests. Null without nats-server.
- */
-export async function startPrivateNats(
-  group: ProcessGroup,
-  cpu?: string,
-): Promise<NatsServer | null> {
-  return NatsServer.available() ? NatsServer.start({ monitor: true, cpu, group }) : null;
 }
 
 const adminClient = (): Client =>

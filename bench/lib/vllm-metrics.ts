@@ -3,7 +3,7 @@
  * Python client and vLLM's PrometheusStatLogger write it: the process and GC collectors, the
  * HTTP instrumentator's series, vLLM's gauges and counters (with their `_created` samples) and
  * its 14 histograms with vLLM's own buckets. About 45 KB and 530 lines, of which the bridge
- * needs four; what it costs to skip the rest is part of what scenario 9 measures.
+ * needs four; what it costs to read the rest is part of what the bridge scenario measures.
  */
 export interface VllmMetricsOptions {
   model: string;

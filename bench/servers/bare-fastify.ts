@@ -1,8 +1,8 @@
 /**
- * Reference server for scenario 1: a bare Fastify app answering the contract's overload 503
+ * Reference server of the rejection scenario: a bare Fastify app answering the overload 503
  * (same status, headers and body as Sluice) on the same route, after parsing the JSON body.
  *
- *   node dist/bench/servers/bare-fastify.js PORT
+ *   node .bench/bench/servers/bare-fastify.js PORT
  */
 import Fastify from 'fastify';
 

@@ -4,7 +4,7 @@
  * second inside [WARMUP, D] as one JSON line. The clients start spread over RAMP_S seconds: all
  * starting at once, they finish in waves, and a window then catches a wave or a trough.
  *
- *   node dist/bench/tools/closed-loop.js CONCURRENCY WARMUP_S RAMP_S [loadgen flags ...]
+ *   node .bench/bench/tools/closed-loop.js CONCURRENCY WARMUP_S RAMP_S [loadgen flags ...]
  */
 import { setMaxListeners } from 'node:events';
 import { Pool } from 'undici';

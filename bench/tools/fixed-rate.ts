@@ -3,7 +3,7 @@
  * each request's scheduled send time), with microsecond resolution — autocannon's latency
  * histogram only resolves whole milliseconds. Prints one JSON line on stdout.
  *
- *   node dist/bench/tools/fixed-rate.js URL RATE DURATION_S BODY [CONNECTIONS] [WARMUP_S]
+ *   node .bench/bench/tools/fixed-rate.js URL RATE DURATION_S BODY [CONNECTIONS] [WARMUP_S]
  *
  * WARMUP_S (default 0): the same traffic is sent for this long first and not recorded, so the
  * figures are of the steady state rather than of this client opening its connections and
@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   const path = target.pathname;
   const headers = { 'content-type': 'application/json' };
   // undici's dispatch with a bare handler: no promise, response object or body stream per
-  // request, so this client takes as little of its core (shared with the worker in scenario 2)
+  // request, so this client takes as little of its core (shared with the worker in the admitted scenario)
   // as it can, and its own turns add as little as they can to the latencies it measures.
   const fire = (i: number, scheduledUs: number): void => {
     let status = 0;

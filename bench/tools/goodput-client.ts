@@ -1,11 +1,11 @@
 /**
  * The project's loadgen (same arrival schedule, prompts, SSE reader and answer classification,
- * imported from apps/loadgen) with what scenario 7 needs on top: per-request timestamps, so
+ * imported from apps/loadgen) with what the goodput scenarios need on top: per-request timestamps, so
  * goodput and latencies can be taken over a steady-state window that leaves out the cold start
  * and the drain, and the time to first token of requests that were still streaming (or still
  * waiting) when the drain timeout cut them off. Prints one JSON line.
  *
- *   node dist/bench/tools/goodput-client.js WARMUP_S MIX OBJECTIVE_MS [loadgen flags: --url --rate --duration ...]
+ *   node .bench/bench/tools/goodput-client.js WARMUP_S MIX OBJECTIVE_MS [loadgen flags: --url --rate --duration ...]
  *
  * Every figure is of the requests that *arrived* in the window [WARMUP_S, duration), whenever
  * they ended: goodput is how many of those succeeded, per second of the window (a request that
@@ -28,6 +28,7 @@ import { LoadgenOptions, parseLoadgenArgs } from '../../apps/loadgen/src/loadgen
 import { buildRequestBody, requestPath } from '../../apps/loadgen/src/prompt.builder';
 import { classifyErrorResponse } from '../../apps/loadgen/src/response.classifier';
 import { OpenAiStreamReader } from '../../apps/loadgen/src/sse-stream.parser';
+import type { PointResult } from '../lib/goodput';
 
 type Kind = 'ok' | 'rejected' | 'error' | 'aborted';
 
@@ -202,8 +203,6 @@ async function main(): Promise<void> {
     ...ok.map((r) => r.ttftMs as number),
     ...cut.map((r) => r.ttftMs ?? abortAt - r.at),
   ];
-  const censored = cut.filter((r) => r.ttftMs === null).length;
-  const p99 = pct(admittedTtft, 99);
   const windowS = (windowEnd - from) / 1000;
   const slo = objectiveMs ?? Infinity;
   const metSlo = (r: Rec): boolean => r.ttftMs !== null && r.ttftMs <= slo;
@@ -228,46 +227,22 @@ async function main(): Promise<void> {
       ];
     }),
   );
-  const out = {
-    rate: o.rate,
-    duration_s: o.durationS,
-    warmup_s: warmupS,
-    arrivals_total: recs.length,
+  const latencies = ok.map((r) => r.latencyMs as number);
+  const out: PointResult & { error_kinds: string[] } = {
     window_arrivals: inWindow.length,
     window_ok: ok.length,
     window_rejected: count('rejected'),
     window_errors: count('error'),
     window_aborted: cut.length,
-    /** Cut-off requests that had no first token yet: their TTFT is only a lower bound. */
-    window_no_first_token: censored,
     error_kinds: [...new Set(inWindow.flatMap((r) => (r.label ? [r.label] : [])))],
-    /** Requests that arrived in the window and succeeded, per second of the window. */
     goodput_rps: ok.length / windowS,
-    rejection_ratio: inWindow.length ? count('rejected') / inWindow.length : 0,
-    objective_ms: objectiveMs,
-    /** Requests that arrived in the window, succeeded and met the objective, per second. */
     goodput_slo_rps: goodSlo(inWindow) / windowS,
-    window_admitted: admitted.length,
-    /** Admitted requests of the window whose first token came within the objective. */
-    admitted_met: admitted.filter(metSlo).length,
+    rejection_ratio: inWindow.length ? count('rejected') / inWindow.length : 0,
     admitted_met_share: admitted.length ? admitted.filter(metSlo).length / admitted.length : null,
     ttft_p50_ms: pct(admittedTtft, 50),
-    ttft_p99_ms: p99,
-    /** True when the p99 above is only a lower bound (censored values at or beyond it). */
-    ttft_p99_lower_bound:
-      p99 !== null && cut.some((r) => r.ttftMs === null && abortAt - r.at >= p99),
-    ttft_p99_ok_only_ms: pct(
-      ok.map((r) => r.ttftMs as number),
-      99,
-    ),
-    latency_p50_ms: pct(
-      ok.map((r) => r.latencyMs as number),
-      50,
-    ),
-    latency_p99_ms: pct(
-      ok.map((r) => r.latencyMs as number),
-      99,
-    ),
+    ttft_p99_ms: pct(admittedTtft, 99),
+    latency_p50_ms: pct(latencies, 50),
+    latency_p99_ms: pct(latencies, 99),
     classes,
   };
   process.stdout.write(`${JSON.stringify(out)}\n`);

@@ -1,4 +1,3 @@
-import './v8-settings';
 import { parseOrExit } from '@sluice/cli';
 import { createFrontendApp, FRONTEND_USAGE, parseFrontendFlags } from '@sluice/frontend';
 

@@ -39,7 +39,3 @@ export {
   type CommandLineResult,
 } from './command-line';
 export { stopOnSignals, type SignalledProcess } from './stop-on-signals';
-export { markOnMainThreadOnOneCpu } from './concurrent-marking';
-export { scavengeWhileMarking } from './gc-phases';
-export { turnOffPretenuring } from './pretenuring';
-export { YOUNG_GENERATION_FLAG, youngGenerationAdvice } from './young-generation';

@@ -2,12 +2,6 @@ import { Logger as NestLogger, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { InProcessBus } from '@sluice/bus';
-import {
-  markOnMainThreadOnOneCpu,
-  scavengeWhileMarking,
-  turnOffPretenuring,
-  youngGenerationAdvice,
-} from '@sluice/cli';
 import { redactedUrl } from '@sluice/contracts';
 import { installAdmission } from './admission/early-refusal.hook';
 import { AdmissionPolicy } from './admission/admission-policy';
@@ -50,11 +44,6 @@ export async function createFrontendApp(
   config: FrontendConfig,
   options: FrontendOptions = {},
 ): Promise<FrontendHandle> {
-  // Before the request path is built and run: see pretenuring.ts, concurrent-marking.ts and
-  // gc-phases.ts.
-  const pretenuringOff = turnOffPretenuring();
-  const markingOnLoop = markOnMainThreadOnOneCpu();
-  const phasesOverlap = scavengeWhileMarking();
   const adapter = new FastifyAdapter({
     bodyLimit: config.bodyLimitBytes,
     genReqId: requestIdFor,
@@ -88,13 +77,6 @@ export async function createFrontendApp(
   const url = listeningUrl(app, config);
   // The app runs on whatever Node starts it (only npm scripts insist on the one of record).
   log.log(`frontend listening on ${url} (bus: ${bus}; Node ${process.version})`);
-  const advice = youngGenerationAdvice(process.execArgv, process.env.NODE_OPTIONS);
-  if (advice) log.log(advice);
-  if (!pretenuringOff)
-    log.log("V8's allocation-site pretenuring left as Node's command line set it");
-  if (!phasesOverlap) log.log("V8's separate GC phases left as Node's command line set it");
-  if (markingOnLoop)
-    log.log('one CPU available: V8 marks the old generation on the main thread, in small steps');
   log.log(describeAdmission(config));
   log.log(describePriority(config));
   log.log(

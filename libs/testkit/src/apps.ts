@@ -3,8 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Proc, spawnApp, SpawnOptions } from './process';
 import { ProcessGroup } from './process-group';
-// By path, not '@sluice/cli': the e2e run's global setup loads this file outside Jest's mapping.
-import { YOUNG_GENERATION_FLAG } from '../../cli/src/young-generation';
 import { waitFor } from './wait';
 
 /** A Sluice app listening on loopback. */
@@ -61,27 +59,6 @@ export function storeDataDir(): string {
   return dir;
 }
 
-/**
- * Node's own flags for the frontend (and `npm start`) as shipped: the young-generation cap of
- * the image and the npm scripts.
- */
-export const FRONTEND_NODE_ARGS: readonly string[] = [YOUNG_GENERATION_FLAG];
-
-/** For apps that ship with Node flags of their own (the frontend, `npm start`). */
-export interface ShippedNodeArgs {
-  /**
-   * The Node flags the app ships with: `FRONTEND_NODE_ARGS` unless given (`[]`: V8's own
-   * defaults). A caller's `nodeArgs` (a profiler, an inspector) come after them.
-   */
-  shippedNodeArgs?: readonly string[];
-}
-
-/** Spawn options with the shipped Node flags first, then the caller's. */
-function withShippedNodeArgs(o: SpawnOptions & ShippedNodeArgs): SpawnOptions {
-  const { shippedNodeArgs = FRONTEND_NODE_ARGS, ...rest } = o;
-  return { ...rest, nodeArgs: [...shippedNodeArgs, ...(o.nodeArgs ?? [])] };
-}
-
 /** Spawns through the group when there is one, so the group stops it. */
 function start(group: ProcessGroup | undefined, app: string, args: string[], o: SpawnOptions) {
   return group ? group.app(app, args, o) : spawnApp(app, args, o);
@@ -102,7 +79,7 @@ async function announced(proc: Proc, line: RegExp): Promise<{ url: string; port:
 const healthy = async (url: string): Promise<boolean> =>
   (await fetch(`${url}/health`)).status === 200;
 
-export interface FrontendOptions extends SpawnOptions, ShippedNodeArgs {
+export interface FrontendOptions extends SpawnOptions {
   natsUrl: string;
   namespace?: string;
   flags?: string[];
@@ -129,14 +106,14 @@ export async function startFrontend(o: FrontendOptions): Promise<FrontendStarted
       ...(ownStore ? [] : ['--data-dir', storeDataDir()]),
       ...flags,
     ],
-    withShippedNodeArgs(o),
+    o,
   );
   const { url, port } = await announced(proc, /frontend listening on (http:\/\/\S+)/);
   await waitFor(() => healthy(url), `${url}/health 200`, START_TIMEOUT_MS);
   return { proc, url, port, namespace };
 }
 
-export interface EmbeddedOptions extends SpawnOptions, ShippedNodeArgs {
+export interface EmbeddedOptions extends SpawnOptions {
   flags?: string[];
   /** What its start line must say beyond `sluice: ready at` (e.g. how it reads engines). */
   ready?: RegExp;
@@ -158,7 +135,7 @@ export async function startEmbedded(o: EmbeddedOptions = {}): Promise<Started> {
       ...(ownStore ? [] : ['--data-dir', storeDataDir()]),
       ...flags,
     ],
-    withShippedNodeArgs(o),
+    o,
   );
   if (o.ready) await proc.waitForOutput(o.ready, START_TIMEOUT_MS);
   return { proc, ...(await announced(proc, /sluice: ready at (http:\/\/\S+)/)) };

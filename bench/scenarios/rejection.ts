@@ -1,0 +1,137 @@
+import { autocannon, expectOnly } from '../lib/autocannon';
+import { Heartbeat, ReportBus } from '../lib/bus';
+import { BenchContext, BenchGroup, CPU } from '../lib/context';
+import { chatBody, httpPost, isOverload, OVERLOAD_BODY } from '../lib/http';
+import { startNginx } from '../lib/nginx';
+import { describeProcess, requireLikeForLike } from '../lib/processes';
+import { CpuMeter } from '../lib/procfs';
+import { atLeast, figure, interleaved, Plan, Scenario, ScenarioResult } from '../lib/scenario';
+import { DECODE_SHEDDING, startFrontend } from '../lib/sluice';
+import { fmt, freePort, uniqueNamespace, waitFor } from '../lib/util';
+
+const PATH = '/v1/chat/completions';
+const SUBJECTS = ['sluice', 'fastify', 'nginx'] as const;
+type Subject = (typeof SUBJECTS)[number];
+const NAMES: Record<Subject, string> = {
+  sluice: 'Sluice',
+  fastify: 'bare Fastify',
+  nginx: 'nginx `return 503`',
+};
+
+/** Throws unless the server answers the overload 503 exactly as Sluice does. */
+async function checkSame503(name: string, base: string): Promise<void> {
+  const a = await httpPost(`${base}${PATH}`, chatBody());
+  const ct = String(a.headers['content-type']);
+  if (
+    a.status !== 503 ||
+    a.text !== OVERLOAD_BODY ||
+    a.headers['retry-after'] !== '1' ||
+    ct !== 'application/json'
+  )
+    throw new Error(`${name} does not answer the overload 503: ${a.status} ${ct} ${a.text}`);
+}
+
+async function startBareFastify(g: BenchGroup): Promise<{ pid: number; url: string }> {
+  const port = await freePort();
+  const proc = g.server('bare-fastify', 'servers/bare-fastify.js', [String(port)], {
+    cpu: CPU.server,
+  });
+  await proc.waitForOutput(/listening/);
+  return { pid: proc.pid, url: `http://127.0.0.1:${port}` };
+}
+
+/**
+ * Requests/s of Sluice answering 503 (every worker of the model busy) against a bare Fastify
+ * app answering the same 503 and nginx's `return 503` as the machine's ceiling.
+ */
+export const rejectionScenario: Scenario = {
+  id: 'rejection',
+  title: 'Rejection path',
+  plan: (quick) => (quick ? { rounds: 3, seconds: 28 } : { rounds: 5, seconds: 130 }),
+  async run(ctx: BenchContext, plan: Plan): Promise<ScenarioResult> {
+    const g = ctx.group();
+    const bus = await ReportBus.connect(ctx.natsUrl, uniqueNamespace('rejection'));
+    const hb = new Heartbeat(bus);
+    try {
+      const fe = await startFrontend(g, {
+        ...{ natsUrl: ctx.natsUrl, databaseUrl: ctx.databaseUrl, namespace: bus.namespace },
+        ...{ cpu: CPU.server, flags: DECODE_SHEDDING },
+      });
+      hb.set({ worker_id: 'busy-1', endpoint: 'http://127.0.0.1:9', active_decode_blocks: 95 });
+      await waitFor(async () => {
+        const a = await httpPost(`${fe.url}${PATH}`, chatBody());
+        return isOverload(a.status, a.text);
+      }, 'Sluice answering 503');
+      const fastify = await startBareFastify(g);
+      const nginx = await startNginx(g, ctx.tmpDir, { kind: 'return503' }, CPU.server);
+      const url: Record<Subject, string> = {
+        sluice: fe.url,
+        fastify: fastify.url,
+        nginx: nginx.url,
+      };
+      const pid: Record<Subject, number> = {
+        sluice: fe.proc.pid,
+        fastify: fastify.pid,
+        nginx: nginx.proc.pid,
+      };
+      for (const s of SUBJECTS) await checkSame503(s, url[s]);
+      const processes = SUBJECTS.map((s) => describeProcess(NAMES[s], pid[s]));
+      requireLikeForLike(processes);
+
+      const [warmS, seconds] = ctx.quick ? [2, 1] : [10, 5];
+      const body = chatBody();
+      const load = (s: Subject, durationS: number) =>
+        autocannon(g, { url: `${url[s]}${PATH}`, body, durationS });
+      ctx.log(`warm-up ${warmS} s each, then ${plan.rounds} rounds of ${seconds} s per server`);
+      for (const s of SUBJECTS) await load(s, warmS);
+      const rps: Record<Subject, number[]> = { sluice: [], fastify: [], nginx: [] };
+      const cpuUs: Record<Subject, number[]> = { sluice: [], fastify: [], nginx: [] };
+      await interleaved(plan.rounds, SUBJECTS, async (s) => {
+        const meter = new CpuMeter(pid[s]);
+        const res = await load(s, seconds);
+        expectOnly(res, '503', s);
+        rps[s].push(res.rps);
+        cpuUs[s].push((meter.usedMs() * 1000) / res.total);
+        ctx.log(`${s}: ${fmt(res.rps)} req/s`);
+      });
+      return summarize(rps, cpuUs, processes, { warmS, seconds });
+    } finally {
+      hb.stop();
+      await bus.close();
+      await g.stopAll();
+    }
+  },
+};
+
+function summarize(
+  rps: Record<Subject, number[]>,
+  cpuUs: Record<Subject, number[]>,
+  processes: ScenarioResult['processes'],
+  run: { warmS: number; seconds: number },
+): ScenarioResult {
+  const ratio = rps.sluice.map((x, i) => x / rps.fastify[i]);
+  const cpuRatio = cpuUs.sluice.map((x, i) => x / cpuUs.fastify[i]);
+  const figures = [
+    figure('Sluice ÷ bare Fastify, 503s per second', '×', ratio, atLeast(1)),
+    figure('Sluice ÷ bare Fastify, CPU time per 503', '×', cpuRatio),
+    ...SUBJECTS.map((s) => figure(`${NAMES[s]}, 503s per second`, 'req/s', rps[s])),
+  ];
+  const rows = ratio.map(
+    (r, i) =>
+      `| ${i + 1} | ${SUBJECTS.map((s) => `${fmt(rps[s][i])} (${fmt(cpuUs[s][i])} µs)`).join(' | ')} | ${r.toFixed(3)} |`,
+  );
+  const details = [
+    'Sluice (`--admission-control token-capacity --active-decode-blocks-threshold 0.85`, the only',
+    "worker of the model reported over the threshold) against a bare Fastify app and nginx's",
+    '`return 503`, all answering the same 503 (status, `Retry-After: 1`, `Content-Type`, body:',
+    'checked before measuring). Each server on CPU 0, loaded by autocannon (50 connections, a chat',
+    `body) on CPU 1: ${run.warmS} s of warm-up each, then ${run.seconds} s per server per round.`,
+    "CPU time per 503 is the server's own (user + system, its child processes included, from",
+    '`/proc`) over the round.',
+    '',
+    '| round | Sluice req/s (CPU per 503) | bare Fastify | nginx | Sluice ÷ Fastify |',
+    '| ---: | ---: | ---: | ---: | ---: |',
+    ...rows,
+  ].join('\n');
+  return { figures, details, processes };
+}
