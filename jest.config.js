@@ -24,7 +24,9 @@ const transform = {
     },
   ],
 };
+// Checked in order: the migrations are the one alias outside libs/.
 const moduleNameMapper = {
+  '^@sluice/migrations$': '<rootDir>/migrations',
   '^@sluice/(.*)$': '<rootDir>/libs/$1/src',
 };
 
@@ -40,7 +42,7 @@ module.exports = {
       displayName: 'unit',
       testEnvironment: 'node',
       rootDir: __dirname,
-      testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts'],
+      testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts', '<rootDir>/tools/**/*.spec.ts'],
       transform,
       moduleNameMapper,
     },
