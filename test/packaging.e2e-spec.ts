@@ -244,7 +244,7 @@ describe('deploy/k8s', () => {
 
   it('deploys the frontends and what they need, no simulated worker', () => {
     const workloads = base.docs.filter((d) => ['Deployment', 'StatefulSet'].includes(d.kind));
-    expect(workloads.map((d) => d.metadata.name)).toEqual(['sluice-frontend']);
+    expect(workloads.map((d) => String(d.metadata.name))).toEqual(['sluice-frontend']);
     const images = (base.kustomization.images as Obj[]).map((i) => String(i.name));
     expect(images).toEqual(['sluice-frontend']);
     expect(() => parseFrontendFlags([], config.data as Env)).not.toThrow();

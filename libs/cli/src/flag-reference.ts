@@ -7,7 +7,9 @@ import { defaultText } from './usage.formatter';
  */
 export function formatFlagReference(table: FlagTable, envPrefix?: string): string {
   const withEnv = envPrefix !== undefined;
-  const head = withEnv ? ['flag', 'variable', 'default', 'meaning'] : ['flag', 'default', 'meaning'];
+  const head = withEnv
+    ? ['flag', 'variable', 'default', 'meaning']
+    : ['flag', 'default', 'meaning'];
   const rows = Object.entries(table).map(([name, flag]) => [
     code(flagText(name, flag)),
     ...(withEnv ? [variableText(name, flag, envPrefix)] : []),
