@@ -122,6 +122,7 @@ const LABELS: Record<string, string> = {
 };
 
 const cell = (text: string): string => text.replace(/\|/g, '\\|');
+const sentence = (text: string): string => (/[.!?]$/.test(text) ? text : `${text}.`);
 
 function table(families: readonly MetricFamily[]): string {
   const rows = [...families]
@@ -129,7 +130,7 @@ function table(families: readonly MetricFamily[]): string {
     .map((f) => {
       const labels = f.labels.map((l) => `\`${l}\``).join(', ') || '—';
       const buckets = f.buckets ? ` Buckets (s): ${f.buckets.join(', ')}.` : '';
-      return `| \`${f.name}\` | ${f.type} | ${labels} | ${cell(f.help)}.${buckets} |`;
+      return `| \`${f.name}\` | ${f.type} | ${labels} | ${sentence(cell(f.help))}${buckets} |`;
     });
   return ['| metric | type | labels | meaning |', '| --- | --- | --- | --- |', ...rows].join('\n');
 }
