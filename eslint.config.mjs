@@ -70,6 +70,55 @@ const frontendBoundaries = {
   },
 };
 
+/**
+ * The libraries' floors (CONTRIBUTING.md): the @sluice/ libraries each library may import, tests
+ * and fixtures aside (they may also import @sluice/testkit). Apps sit on top and may import any
+ * library but testkit.
+ */
+export const LIB_IMPORTS = {
+  contracts: [],
+  cli: [],
+  bus: ['contracts'],
+  client: ['contracts'],
+  testkit: ['contracts', 'cli'],
+  bridge: ['contracts', 'bus', 'cli'],
+  'sim-worker': ['contracts', 'bus', 'cli'],
+  frontend: ['contracts', 'bus', 'cli', 'bridge', 'migrations'],
+};
+
+const libFloors = Object.entries(LIB_IMPORTS).map(([lib, allowed]) => ({
+  files: [`libs/${lib}/src/**/*.ts`],
+  ignores: ['**/*.spec.ts', '**/*.fixture.ts'],
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          {
+            group: ['@sluice/*', ...allowed.map((a) => `!@sluice/${a}`)],
+            message: `libs/${lib} may import only ${allowed.length > 0 ? allowed.map((a) => `@sluice/${a}`).join(', ') : 'no other @sluice/ library'} (eslint.config.mjs, LIB_IMPORTS)`,
+          },
+        ],
+      },
+    ],
+  },
+}));
+
+const appFloor = {
+  files: ['apps/**/*.ts'],
+  ignores: ['**/*.spec.ts'],
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        paths: [
+          { name: '@sluice/testkit', message: 'apps never import the test kit (CONTRIBUTING.md)' },
+        ],
+      },
+    ],
+  },
+};
+
 export default tseslint.config(
   {
     // TypeScript only: the few JS files (configs, tools, container helpers) are not part of the build.
@@ -100,6 +149,8 @@ export default tseslint.config(
     },
   },
   frontendBoundaries,
+  ...libFloors,
+  appFloor,
   {
     files: ['test/**/*.ts', '**/*.spec.ts', 'bench/**/*.ts'],
     rules: {

@@ -24,7 +24,9 @@ const transform = {
     },
   ],
 };
+// Checked in order: the migrations are the one alias outside libs/.
 const moduleNameMapper = {
+  '^@sluice/migrations$': '<rootDir>/migrations',
   '^@sluice/(.*)$': '<rootDir>/libs/$1/src',
 };
 
@@ -44,6 +46,7 @@ module.exports = {
         '<rootDir>/libs/**/*.spec.ts',
         '<rootDir>/apps/**/*.spec.ts',
         '<rootDir>/bench/**/*.spec.ts',
+        '<rootDir>/tools/**/*.spec.ts',
       ],
       transform,
       moduleNameMapper,

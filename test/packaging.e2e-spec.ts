@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { bridgeEnvName, BridgeFlags, parseBridgeFlags } from '@sluice/bridge';
+import { parseFrontendFlags } from '@sluice/frontend';
 import { parseWorkerFlags } from '@sluice/sim-worker';
 
 /**
@@ -221,5 +222,44 @@ describe('deploy/k8s/examples/vllm', () => {
     expect(endpoint.path).toBe('/metrics');
     const port = (service.spec.ports as Obj[]).find((p) => p.name === endpoint.port) as Obj;
     expect(containerPort(bridgeContainer, port.targetPort)).toBe(flags.httpPort);
+  });
+});
+
+/** Every document of a kustomization's resources (files only, as these are). */
+function kustomized(dir: string): { kustomization: Obj; docs: Obj[] } {
+  const kustomization = yaml.load(read(dir, 'kustomization.yaml')) as Obj;
+  const docs = (kustomization.resources as string[]).flatMap(
+    (file) => yaml.loadAll(read(dir, file)) as Obj[],
+  );
+  return { kustomization, docs };
+}
+
+/** `$(VAR)` in container args, as the kubelet expands them from the container's env. */
+const expand = (args: string[], values: Env): string[] =>
+  args.map((a) => a.replace(/\$\(([A-Z_]+)\)/g, (_, name: string) => values[name] ?? ''));
+
+describe('deploy/k8s', () => {
+  const base = kustomized(join('deploy', 'k8s'));
+  const config = base.docs.find((d) => d.kind === 'ConfigMap') as Obj;
+
+  it('deploys the frontends and what they need, no simulated worker', () => {
+    const workloads = base.docs.filter((d) => ['Deployment', 'StatefulSet'].includes(d.kind));
+    expect(workloads.map((d) => String(d.metadata.name))).toEqual(['sluice-frontend']);
+    const images = (base.kustomization.images as Obj[]).map((i) => String(i.name));
+    expect(images).toEqual(['sluice-frontend']);
+    expect(() => parseFrontendFlags([], config.data as Env)).not.toThrow();
+  });
+
+  it('has an example overlay whose simulated workers report to the frontends', () => {
+    const example = kustomized(join('deploy', 'k8s', 'examples', 'simulated-workers'));
+    expect(example.kustomization.namespace).toBe(base.kustomization.namespace);
+    const workers = example.docs.find((d) => d.kind === 'Deployment') as Obj;
+    const container = workers.spec.template.spec.containers[0] as Obj;
+    expect(container.image).toBe('sluice-worker');
+    const pod = { POD_NAME: 'sluice-worker-0', POD_IP: '10.0.0.7' };
+    const options = parseWorkerFlags(expand(container.args as string[], pod));
+    expect(options.natsUrl).toBe(config.data.SLUICE_NATS_URL);
+    expect(options.namespace).toBe(config.data.SLUICE_NAMESPACE);
+    expect(options.advertiseUrl).toBe(`http://${pod.POD_IP}:${options.port}`);
   });
 });

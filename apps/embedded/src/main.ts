@@ -12,6 +12,7 @@ import {
   parseFrontendFlags,
 } from '@sluice/frontend';
 import { createWorkerApp, parseWorkerFlags, WorkerApp } from '@sluice/sim-worker';
+import { EMBEDDED_ENV } from './embedded-env';
 
 /**
  * `npm start`: the whole system in one process on embedded defaults — the frontend on :8000 and
@@ -24,12 +25,11 @@ const MODEL = 'Qwen/Qwen3-0.6B';
 
 /** Two simulated workers by default; none when real engines are given with --engine-target. */
 function workerCount(config: FrontendConfig): number {
-  const raw = process.env.SLUICE_EMBEDDED_WORKERS || (config.engineTargets.length > 0 ? '0' : '2');
+  const { name } = EMBEDDED_ENV.workers;
+  const raw = process.env[name] || (config.engineTargets.length > 0 ? '0' : '2');
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 0 || n > 64) {
-    process.stderr.write(
-      `sluice: invalid value '${raw}' for SLUICE_EMBEDDED_WORKERS: expected 0..64\n`,
-    );
+    process.stderr.write(`sluice: invalid value '${raw}' for ${name}: expected 0..64\n`);
     process.exit(2);
   }
   return n;
@@ -52,7 +52,7 @@ async function main(): Promise<void> {
     parse: parseFrontendFlags,
   });
   const count = workerCount(config);
-  const extra = (process.env.SLUICE_EMBEDDED_WORKER_FLAGS ?? '').split(/\s+/).filter(Boolean);
+  const extra = (process.env[EMBEDDED_ENV.workerFlags.name] ?? '').split(/\s+/).filter(Boolean);
   const bus = config.natsUrl ? undefined : new InProcessBus();
   const frontend = await createFrontendApp(config, { embeddedBus: bus, shutdownHooks: false });
   const workers: WorkerApp[] = [];
@@ -72,9 +72,8 @@ async function main(): Promise<void> {
         ...extra,
       ]);
     } catch (err) {
-      process.stderr.write(
-        `sluice: SLUICE_EMBEDDED_WORKER_FLAGS: ${err instanceof Error ? err.message : String(err)}\n`,
-      );
+      const reason = err instanceof Error ? err.message : String(err);
+      process.stderr.write(`sluice: ${EMBEDDED_ENV.workerFlags.name}: ${reason}\n`);
       process.exit(2);
     }
     workers.push(await createWorkerApp(options, await publisherFor(config, bus, id)));

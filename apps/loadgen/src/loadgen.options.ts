@@ -40,7 +40,7 @@ export class LoadgenUsageError extends FlagValueError {
 /** Samples are kept per request for exact percentiles, so a run is bounded in count too. */
 export const MAX_ARRIVALS = 1_000_000;
 
-const LOADGEN_FLAGS = {
+export const LOADGEN_FLAGS = {
   url: valueFlag({
     arg: 'URL',
     help: 'Sluice base URL',

@@ -13,7 +13,7 @@ const DEFAULT_DATA_DIR = './data';
 
 // An empty flag counts as unset, like an empty variable: `--database-url "$URL"` with URL unset
 // migrates the embedded database.
-const MIGRATE_FLAGS = {
+export const MIGRATE_FLAGS = {
   'database-url': valueFlag({
     arg: 'URL',
     help: 'PostgreSQL, e.g. postgres://user@host:5432/sluice; unset: the embedded database',

@@ -29,6 +29,7 @@ export {
   type ParsedFlags,
 } from './flags.parser';
 export { formatUsage, type UsageText } from './usage.formatter';
+export { formatFlagReference } from './flag-reference';
 export {
   exitWithUsage,
   parseOrExit,

@@ -41,15 +41,21 @@ function left(name: string, flag: Flag): string {
 }
 
 function right(flag: Flag): string {
+  const fallback = defaultText(flag);
+  return fallback === undefined ? flag.help : `${flag.help} (default ${fallback})`;
+}
+
+/** A flag's default as the usage text and the reference show it; undefined when unset. */
+export function defaultText(flag: Flag): string | undefined {
   switch (flag.kind) {
     case 'switch':
-      return flag.default ? `${flag.help} (default on)` : flag.help;
+      return flag.default ? 'on' : undefined;
     case 'value':
       return flag.default === undefined || flag.default === null
-        ? flag.help
-        : `${flag.help} (default ${describe(flag.default)})`;
+        ? undefined
+        : describe(flag.default);
     case 'list':
-      return flag.help;
+      return undefined;
   }
 }
 

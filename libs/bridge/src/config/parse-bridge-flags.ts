@@ -40,7 +40,7 @@ const checked =
   };
 
 /** Flags of contract §7; each also reads `SLUICE_<UPPER_SNAKE>` (lists: comma-separated). */
-const BRIDGE_FLAGS = {
+export const BRIDGE_FLAGS = {
   engine: valueFlag({
     arg: ENGINE_NAMES.join('|'),
     help: 'the engine behind every target (required)',
@@ -49,7 +49,7 @@ const BRIDGE_FLAGS = {
   }),
   target: listFlag({
     arg: '[NAME=]URL',
-    help: 'an engine to scrape',
+    help: "an engine to scrape; NAME is its worker id (default: the URL's host:port)",
     parse: checked(parseTargetSpec),
   }),
   'targets-file': valueFlag({
@@ -60,7 +60,7 @@ const BRIDGE_FLAGS = {
   }),
   'dns-target': listFlag({
     arg: 'NAME:PORT',
-    help: 'every address NAME resolves to, re-resolved',
+    help: 'every address NAME resolves to is a target, re-resolved every 5 s (a headless Service)',
     parse: checked(parseDnsTarget),
   }),
   'scrape-interval-ms': int(
@@ -70,10 +70,16 @@ const BRIDGE_FLAGS = {
     1,
     3_600_000,
   ),
-  'scrape-timeout-ms': int('MS', 'longest scrape', BRIDGE_DEFAULTS.scrapeTimeoutMs, 1, 3_600_000),
+  'scrape-timeout-ms': int(
+    'MS',
+    'deadline over the whole scrape of one target',
+    BRIDGE_DEFAULTS.scrapeTimeoutMs,
+    1,
+    3_600_000,
+  ),
   'down-after-ms': int(
     'MS',
-    'publish worker_down after failing this long',
+    'an engine failing its scrapes this long gets worker_down; reports resume when it answers',
     BRIDGE_DEFAULTS.downAfterMs,
     1,
     86_400_000,
@@ -86,7 +92,7 @@ const BRIDGE_FLAGS = {
   }),
   'max-num-batched-tokens': int(
     'N',
-    'reported when the engine does not say',
+    'max_num_batched_tokens put in reports for engines that do not export it (vLLM)',
     undefined,
     1,
     Number.MAX_SAFE_INTEGER,

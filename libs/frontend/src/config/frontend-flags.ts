@@ -47,8 +47,7 @@ function thresholdFlag(spec: ThresholdSpecShape): ValueFlag<ThresholdValue | nul
         : spec.range.integer
           ? 'N'
           : 'F',
-    help:
-      'help' in spec ? spec.help : 'global default busy threshold (per-model values: admin API)',
+    help: spec.help,
     parse: numberIn(spec.range),
     default: null,
   });
@@ -63,11 +62,11 @@ const THRESHOLD_FLAGS = Object.fromEntries(
 export const FRONTEND_FLAGS = {
   'http-host': valueFlag({
     arg: 'HOST',
-    help: 'listen address',
+    help: 'address the HTTP server listens on',
     parse: nonEmpty,
     default: D.httpHost,
   }),
-  'http-port': int('PORT', 'listen port', D.httpPort, 0, 65535),
+  'http-port': int('PORT', 'port the HTTP server listens on', D.httpPort, 0, 65535),
   ...THRESHOLD_FLAGS,
   'ttft-slo-sample': valueFlag({
     arg: 'P',
@@ -83,62 +82,85 @@ export const FRONTEND_FLAGS = {
   }),
   'busy-min-dwell-ms': int(
     'MS',
-    'a rank keeps a new busy or free state this long',
+    'a rank keeps a new busy or free state at least this long',
     D.busyMinDwellMs,
     0,
   ),
   'router-mode': valueFlag({
     arg: 'round-robin|random|least-loaded',
-    help: 'how a free worker is picked',
+    help: 'how a free worker is picked (least-loaded: fewest prompt tokens in flight from here)',
     parse: oneOf<RouterMode>(['round-robin', 'random', 'least-loaded']),
     default: D.routerMode,
   }),
   'router-queue-threshold': valueFlag({
     arg: 'F',
-    help: 'queue a request when every free worker has F x max_num_batched_tokens in flight',
+    help: 'hold requests in a bounded queue while every free worker has more than F x max_num_batched_tokens prompt tokens in flight from here; unset: no queue',
     parse: numberIn({ min: 0 }),
     default: D.routerQueueThreshold,
   }),
-  'router-queue-max-depth': int('N', 'requests the queue holds', D.routerQueueMaxDepth, 0),
-  'router-queue-timeout-ms': int('MS', 'longest wait in the queue', D.routerQueueTimeoutMs, 1),
+  'router-queue-max-depth': int(
+    'N',
+    'requests the router queue holds; one more is refused as overloaded',
+    D.routerQueueMaxDepth,
+    0,
+  ),
+  'router-queue-timeout-ms': int(
+    'MS',
+    'a request waiting longer in the router queue is refused as overloaded',
+    D.routerQueueTimeoutMs,
+    1,
+  ),
   'retry-after-secs': valueFlag({
     arg: 'S|auto',
-    help: 'Retry-After of overload answers (0: none; auto: when a worker is expected free)',
+    help: 'Retry-After header of overload answers in seconds (0: none; auto: when a worker of the model is expected free, 1 to 60)',
     parse: secondsOrAuto,
     default: D.retryAfterSecs,
   }),
-  'worker-ttl-ms': int('MS', 'forget a worker silent this long', D.workerTtlMs, 1),
+  'worker-ttl-ms': int(
+    'MS',
+    'a worker with no load report for this long is forgotten',
+    D.workerTtlMs,
+    1,
+  ),
   'nats-url': valueFlag({
     arg: 'URL',
-    help: 'NATS server; unset: in-process bus',
+    help: 'NATS server of the load reports, e.g. nats://127.0.0.1:4222; unset: an in-process bus (one process only)',
     parse: natsUrl({ secret: false }),
     default: D.natsUrl,
   }),
   'database-url': valueFlag({
     arg: 'URL',
-    help: 'PostgreSQL; unset: embedded database under --data-dir',
+    help: 'PostgreSQL holding thresholds and their audit log; unset: an embedded database under --data-dir',
     parse: postgresUrl,
     default: D.databaseUrl,
   }),
   'data-dir': valueFlag({
     arg: 'DIR',
-    help: 'embedded database directory',
+    help: 'directory of the embedded database (without --database-url)',
     parse: nonEmpty,
     default: D.dataDir,
   }),
-  'admin-token': listFlag({ arg: 'NAME:TOKEN', help: 'bearer token allowed to change thresholds' }),
+  'admin-token': listFlag({
+    arg: 'NAME:TOKEN',
+    help: 'bearer token allowed to change thresholds; NAME is the audit actor',
+  }),
   'admin-token-file': valueFlag({
     arg: 'FILE',
-    help: 'NAME:TOKEN lines',
+    help: 'a file of NAME:TOKEN lines (# comments), read at start beside --admin-token',
     parse: (raw) => raw,
     default: undefined,
   }),
   'engine-target': listFlag({
     arg: 'ENGINE=[NAME=]URL',
-    help: 'an engine scraped by the in-process bridge',
+    help: 'an engine scraped by the in-process bridge; ENGINE is vllm, sglang, llamacpp or tgi',
     parse: parseEngineTarget,
   }),
-  'threshold-resync-ms': int('MS', 'reload of every stored threshold', D.thresholdResyncMs, 100),
+  'threshold-resync-ms': int(
+    'MS',
+    'period of the full reload of stored thresholds, beside change notifications',
+    D.thresholdResyncMs,
+    100,
+  ),
   'log-level': valueFlag({
     arg: 'debug|info|warn|error',
     help: 'least severe level logged',
@@ -147,19 +169,19 @@ export const FRONTEND_FLAGS = {
   }),
   'access-log': valueFlag({
     arg: 'true|false',
-    help: 'one log line per request',
+    help: 'one log line per request (method, URL, status, request id; never bodies or credentials)',
     parse: (raw) => oneOf(['true', 'false'])(raw) === 'true',
     default: D.accessLog,
   }),
   'shutdown-timeout-ms': int(
     'MS',
-    'wait for requests in flight at shutdown',
+    'on SIGTERM or SIGINT, how long requests in flight may take to finish',
     D.shutdownTimeoutMs,
     0,
   ),
   'max-inflight-per-key': valueFlag({
     arg: 'N',
-    help: 'example policy: requests in flight per API key',
+    help: 'enables the bundled example policy: at most N requests in flight per API key (429 beyond)',
     parse: integerIn(1),
     default: D.maxInflightPerKey,
   }),
@@ -176,7 +198,7 @@ export const FRONTEND_FLAGS = {
   }),
   'priority-key-file': valueFlag({
     arg: 'FILE',
-    help: 'CLASS:API_KEY lines: the highest class each key may use',
+    help: 'a file of CLASS:API_KEY lines: the highest priority class each API key may use',
     parse: nonEmpty,
     default: undefined,
   }),
@@ -186,12 +208,42 @@ export const FRONTEND_FLAGS = {
     parse: (raw) => matching(/^[A-Za-z0-9_-]+$/, 'letters, digits, _ or -')(nonEmpty(raw)),
     default: D.namespace,
   }),
-  'max-workers': int('N', 'workers tracked at most', D.maxWorkers, 1),
-  'max-tracked-ranks': int('N', 'data-parallel ranks tracked at most', D.maxTrackedRanks, 1),
-  'upstream-timeout-ms': int('MS', 'longest wait for a worker', D.upstreamTimeoutMs, 1),
-  'body-limit-bytes': int('N', 'largest request body', D.bodyLimitBytes, 1024),
-  'idle-timeout-ms': int('MS', 'close a connection idle this long', D.idleTimeoutMs, 1),
-  'max-upstream-body-bytes': int('N', 'largest worker answer read', D.maxUpstreamBodyBytes, 1024),
+  'max-workers': int(
+    'N',
+    'workers tracked at most; reports from more are refused and counted',
+    D.maxWorkers,
+    1,
+  ),
+  'max-tracked-ranks': int(
+    'N',
+    'data-parallel ranks tracked at most over all workers; reports beyond are refused and counted',
+    D.maxTrackedRanks,
+    1,
+  ),
+  'upstream-timeout-ms': int(
+    'MS',
+    'a worker that sends nothing for this long is answered 504',
+    D.upstreamTimeoutMs,
+    1,
+  ),
+  'body-limit-bytes': int(
+    'N',
+    'largest request body in bytes; larger ones get 413',
+    D.bodyLimitBytes,
+    1024,
+  ),
+  'idle-timeout-ms': int(
+    'MS',
+    'a connection with no request started for this long is closed',
+    D.idleTimeoutMs,
+    1,
+  ),
+  'max-upstream-body-bytes': int(
+    'N',
+    'largest non-streamed worker answer read, in bytes; beyond it the client gets 502',
+    D.maxUpstreamBodyBytes,
+    1024,
+  ),
 };
 
 /** `--retry-after-secs`: whole seconds, or `auto` (measured, contract §8). */

@@ -22,11 +22,11 @@ export type AdmissionControl = (typeof ADMISSION_CONTROLS)[number];
  */
 export const THRESHOLD_SPECS = [
   {
-    // Busy when active_decode_blocks / kv_total_blocks exceeds this.
     key: 'activeDecodeBlocks',
     flag: 'active-decode-blocks-threshold',
     wire: 'active_decode_blocks_threshold',
     range: { min: 0, max: 1, integer: false },
+    help: 'a rank is busy when active_decode_blocks / kv_total_blocks > F (0 to 1)',
     column: 'double precision',
     check: 'decode',
     example: 0.85,
@@ -34,11 +34,11 @@ export const THRESHOLD_SPECS = [
     status: { label: 'decode threshold', css: 'decode', over: 'kv' },
   },
   {
-    // Busy when active_prefill_tokens exceeds this.
     key: 'activePrefillTokens',
     flag: 'active-prefill-tokens-threshold',
     wire: 'active_prefill_tokens_threshold',
     range: { min: 0, integer: true },
+    help: 'a rank is busy when active_prefill_tokens > N',
     column: 'bigint',
     check: 'prefill',
     example: 4096,
@@ -46,11 +46,13 @@ export const THRESHOLD_SPECS = [
     status: { label: 'prefill tokens threshold', css: 'prefill', over: 'prefill' },
   },
   {
-    // Busy when active_prefill_tokens exceeds floor(F x max_num_batched_tokens).
     key: 'activePrefillTokensFrac',
     flag: 'active-prefill-tokens-threshold-frac',
     wire: 'active_prefill_tokens_threshold_frac',
     range: { min: 0, integer: false },
+    help:
+      'a rank is busy when active_prefill_tokens > floor(F x max_num_batched_tokens) ' +
+      '(ranks that report max_num_batched_tokens only)',
     column: 'double precision',
     check: 'prefill_frac',
     example: 1.5,
@@ -58,11 +60,11 @@ export const THRESHOLD_SPECS = [
     status: { label: 'prefill frac threshold', css: 'frac', over: 'prefill' },
   },
   {
-    // Busy when num_requests_waiting (requests queued in the engine) exceeds this.
     key: 'waitingRequests',
     flag: 'waiting-requests-threshold',
     wire: 'waiting_requests_threshold',
     range: { min: 0, integer: true },
+    help: 'a rank is busy when num_requests_waiting (requests queued in the engine) > N',
     column: 'bigint',
     check: 'waiting',
     example: 8,
@@ -112,6 +114,8 @@ export interface NumericSpecShape {
   readonly flag: string;
   readonly wire: string;
   readonly range: { readonly min: number; readonly max?: number; readonly integer: boolean };
+  /** The flag's help line: when the threshold makes a rank busy. */
+  readonly help: string;
   readonly column: 'double precision' | 'bigint';
   readonly check: string;
   readonly example: number;

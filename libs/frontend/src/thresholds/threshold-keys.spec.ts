@@ -16,6 +16,7 @@ const QUEUED = {
   flag: 'queued-tokens-threshold',
   wire: 'queued_tokens_threshold',
   range: { min: 1, integer: true },
+  help: 'a rank is busy when more than N tokens are queued',
   column: 'bigint',
   check: 'queued_tokens',
   example: 500,

@@ -18,7 +18,7 @@ const int = (arg: string, help: string, fallback: number, min: number, max?: num
   valueFlag({ arg, help, parse: integerIn(min, max), default: fallback });
 
 /** The worker's flags; unlike the frontend's, they are not read from the environment. */
-const WORKER_FLAGS = {
+export const WORKER_FLAGS = {
   model: valueFlag({
     arg: 'M',
     help: 'model name served and reported',

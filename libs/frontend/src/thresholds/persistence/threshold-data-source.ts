@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { DataSource, DataSourceOptions, Logger as TypeOrmLogger } from 'typeorm';
-import { ALL_MIGRATIONS } from '../../../../../migrations';
+import { ALL_MIGRATIONS } from '@sluice/migrations';
 import { ModelThresholdEntity } from './entities/model-threshold.entity';
 import { ThresholdAuditEntity } from './entities/threshold-audit.entity';
 import { pgliteDriver } from './pglite.driver';
