@@ -3,15 +3,15 @@
  * COUNT loopback ports (one port per engine, so a scraper holds one keep-alive connection per
  * engine, as in a real fleet), each with its own realistic vLLM 0.11 body (bench/lib/vllm-metrics,
  * ~45 KB). The bodies are rendered once: what is measured is the scraper, not this process.
- * Like vLLM's exporter (prometheus_client), `GET /metrics?name[]=A&name[]=B` answers only the
- * samples named A and B; with `--ignore-name-filter` every answer is the whole body, as from an
- * exporter that ignores the query (prometheus_client in multiprocess mode answers nothing, and
- * the bridge then reads the whole body too).
+ * Like vLLM's API server, every `GET /metrics` answers the whole body whatever its query
+ * (`?name[]=…` included); with `--honour-name-filter`, `?name[]=A&name[]=B` answers only the
+ * samples named A and B, as prometheus_client's own exporter (vLLM before the 0.8 series) does.
+ * `--ignore-name-filter`, the default, is accepted for older callers.
  * Prints one JSON line when every port listens:
  *
- *   {"event":"ready","ports":[…],"bodyBytes":45021}
+ *   {"event":"ready","ports":[…],"bodyBytes":45021,"honourFilter":false}
  *
- *   node dist/bench/tools/engine-farm.js COUNT MODEL [--ignore-name-filter]
+ *   node dist/bench/tools/engine-farm.js COUNT MODEL [--honour-name-filter]
  */
 import { createServer as createHttpServer } from 'node:http';
 import { AddressInfo, createServer, Server } from 'node:net';
@@ -19,9 +19,10 @@ import { vllmMetricsText } from '../lib/vllm-metrics';
 
 const [countArg, model, option] = process.argv.slice(2);
 const count = Number(countArg);
-const honourFilter = option !== '--ignore-name-filter';
-if (!Number.isInteger(count) || count < 1 || count > 10000 || !model) {
-  process.stderr.write('usage: engine-farm COUNT MODEL [--ignore-name-filter]\n');
+const honourFilter = option === '--honour-name-filter';
+const knownOption = [undefined, '--honour-name-filter', '--ignore-name-filter'].includes(option);
+if (!Number.isInteger(count) || count < 1 || count > 10000 || !model || !knownOption) {
+  process.stderr.write('usage: engine-farm COUNT MODEL [--honour-name-filter]\n');
   process.exit(2);
 }
 
