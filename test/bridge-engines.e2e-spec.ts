@@ -68,6 +68,18 @@ const llamacppRoutes = () => ({
   '/metrics': fixture('llamacpp', 'metrics.txt'),
 });
 
+async function gapValue(bridge: Started, workerId: string, gap: string): Promise<number> {
+  const text = await (await fetch(`${bridge.url}/metrics`)).text();
+  return metricSamples(text, 'sluice_bridge_signal_gap', { worker_id: workerId, gap })[0] ?? -1;
+}
+
+async function healthOf(bridge: Started, workerId: string): Promise<Record<string, unknown>> {
+  const body = (await (await fetch(`${bridge.url}/health`)).json()) as {
+    workers: Record<string, unknown>[];
+  };
+  return body.workers.find((w) => w.workerId === workerId) ?? {};
+}
+
 const tgiRoutes = () => ({
   '/info': json('tgi', 'info.json'),
   '/metrics': fixture('tgi', 'metrics.txt'),
@@ -167,6 +179,58 @@ describe('engine bridge against real NATS (contract §7)', () => {
       num_requests_waiting: 3,
     });
     expect(report).not.toHaveProperty('max_num_batched_tokens');
+  });
+
+  it('publishes vLLM 0.8 V1 (whole exposition, num_gpu_blocks "None") with 0 KV blocks and its queue, and says why once', async () => {
+    // The fake engine ignores the query string, as vLLM's API server does with ?name[]=.
+    const vllm = await engine({ '/metrics': fixture('vllm', 'metrics-v0.8-v1.txt') });
+    const b = await bridge([
+      '--engine',
+      'vllm',
+      '--target',
+      `v08=${vllm.url}`,
+      '--scrape-interval-ms',
+      '100',
+    ]);
+    await waitFor(() => recorder.reports('v08').length >= 5, 'five reports of the 0.8 engine');
+    const report = recorder.reports('v08')[0];
+    expect(parseKvMetricsReport(report).ok).toBe(true);
+    expect(report).toMatchObject({
+      model: 'meta-llama/Llama-3.1-8B-Instruct',
+      kv_total_blocks: 0,
+      active_decode_blocks: 0,
+      num_requests_waiting: 2,
+    });
+    expect(await gapValue(b, 'v08', 'kv_blocks')).toBe(1);
+    expect(await gapValue(b, 'v08', 'freshness')).toBe(0);
+    expect(await healthOf(b, 'v08')).toMatchObject({
+      up: true,
+      signalGaps: [{ gap: 'kv_blocks', reason: expect.stringContaining('num_gpu_blocks') }],
+    });
+    expect(b.proc.output.match(/worker v08 .*cannot tell its kv_blocks/g)).toHaveLength(1);
+  });
+
+  it('flags an SGLang read from /metrics (no /v1/loads): its gauges carry no time and may be 30 s old', async () => {
+    const sglang = await engine({ '/metrics': fixture('sglang', 'metrics-dp2.txt') });
+    const b = await bridge([
+      '--engine',
+      'sglang',
+      '--target',
+      `sg=${sglang.url}`,
+      '--scrape-interval-ms',
+      '100',
+    ]);
+    await waitFor(() => recorder.reports('sg').length >= 2, 'reports of both ranks');
+    const [rank0] = recorder.reports('sg');
+    expect(rank0).toMatchObject({
+      dp_size: 2,
+      active_decode_blocks: 21504,
+      num_requests_waiting: 2,
+    });
+    expect(await gapValue(b, 'sg', 'freshness')).toBe(1);
+    expect(await healthOf(b, 'sg')).toMatchObject({
+      signalGaps: [{ gap: 'freshness', reason: expect.stringContaining('30 s') }],
+    });
   });
 
   it('publishes worker_down once when an engine goes away, and reports again when it is back', async () => {

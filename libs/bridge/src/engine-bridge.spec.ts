@@ -241,6 +241,39 @@ describe('EngineBridge', () => {
     await sut.stop();
   });
 
+  it('says once per worker what its engine cannot tell: in the log, the metric and the status', async () => {
+    const warnings: string[] = [];
+    const logger = { ...quiet, warn: (m: string) => warnings.push(m) };
+    const { sut, adapter, registry, reports } = setup({ logger });
+    const gap = { gap: 'kv_blocks' as const, reason: 'num_gpu_blocks is "None"' };
+    adapter.answer = {
+      model: 'm',
+      ranks: [{ kvTotalBlocks: 0, activeDecodeBlocks: 0, numRequestsWaiting: 5 }],
+      gaps: [gap],
+    };
+    const gapValue = async (kind: string) =>
+      metricSamples(await registry.metrics(), 'sluice_bridge_signal_gap', {
+        worker_id: 'w1',
+        gap: kind,
+      })[0];
+    await sut.start();
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(reports().at(-1)).toMatchObject({ kv_total_blocks: 0, num_requests_waiting: 5 });
+    expect(warnings.filter((w) => w.includes('num_gpu_blocks'))).toEqual([
+      'worker w1 at http://127.0.0.1:9 cannot tell its kv_blocks: num_gpu_blocks is "None"',
+    ]);
+    expect(await gapValue('kv_blocks')).toBe(1);
+    expect(await gapValue('freshness')).toBe(0);
+    expect(sut.status()[0].signalGaps).toEqual([gap]);
+
+    adapter.answer = SNAPSHOT; // the engine was upgraded
+    await jest.advanceTimersByTimeAsync(500);
+    expect(await gapValue('kv_blocks')).toBe(0);
+    expect(sut.status()[0].signalGaps).toEqual([]);
+    await sut.stop();
+    expect(await registry.metrics()).not.toMatch(/sluice_bridge_signal_gap\{/);
+  });
+
   it('stop() clears every timer', async () => {
     const { sut, adapter } = setup({
       dnsTargets: ['engines.local:8000'],

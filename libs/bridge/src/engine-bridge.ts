@@ -11,6 +11,7 @@ import { ReportBuilder } from './scrape/report-builder';
 import { ScrapeFailure } from './http/scrape-failure';
 import { ScrapeSlots } from './scrape/scrape-slots';
 import { ScrapeOutcome, TargetScraper } from './scrape/target-scraper';
+import { updateSignalGaps } from './signal-gaps';
 import { Target } from './targets/target';
 import { buildTargetSources } from './targets/target-sources';
 import { TargetSource } from './targets/target-source';
@@ -32,6 +33,7 @@ export class EngineBridge {
   private readonly now: () => number;
   private readonly sources: TargetSource[];
   private readonly slots: ScrapeSlots;
+  private readonly gapOut: Parameters<typeof updateSignalGaps>[2];
   private removeAgeSource: (() => void) | undefined;
   private publishFailing = false;
   private running = false;
@@ -46,6 +48,7 @@ export class EngineBridge {
       options.dispatcher ??
       new Agent({ keepAliveTimeout: 10_000, connect: { timeout: this.timeoutMs } });
     this.metrics = BridgeMetrics.for(options.registry, this.now);
+    this.gapOut = { logger: this.logger, metrics: this.metrics };
     this.reports = new ReportBuilder({
       model: options.model,
       maxNumBatchedTokens: options.maxNumBatchedTokens,
@@ -100,6 +103,7 @@ export class EngineBridge {
       lastReportAtMs: e.lastReportAt,
       lastResult: e.lastResult,
       lastError: e.lastError,
+      signalGaps: e.signalGaps,
     }));
   }
 
@@ -152,6 +156,8 @@ export class EngineBridge {
       lastError: null,
       model: null,
       dpSize: 0,
+      signalGaps: [],
+      loggedGaps: new Set(),
     });
     this.metrics.addWorker(target.workerId);
     scraper.start();
@@ -183,6 +189,7 @@ export class EngineBridge {
           dpSize: reports.length,
         });
         this.metrics.countScrape(target.workerId, 'ok');
+        updateSignalGaps(entry, outcome.snapshot.gaps ?? [], this.gapOut);
         const subject = subjectFor(this.options.namespace, KV_METRICS_EVENT);
         for (const report of reports) this.publish(subject, report);
         return;

@@ -10,12 +10,15 @@ export {
   type EngineName,
   type EngineSnapshot,
   type RankLoad,
+  SIGNAL_GAPS,
+  type SignalGap,
+  type SignalGapKind,
 } from './engines/engine-adapter';
 export type { ScrapeResult } from './http/scrape-failure';
 export type { BridgeReport } from './scrape/report-builder';
 export type { DnsResolver } from './targets/dns-target.source';
 export { parseTargetSpec, TargetSpecError, type Target } from './targets/target';
-export { SCRAPES_TOTAL, REPORT_AGE_SECONDS } from './metrics/bridge-metrics';
+export { SCRAPES_TOTAL, REPORT_AGE_SECONDS, SIGNAL_GAP } from './metrics/bridge-metrics';
 export { startBridgeOpsServer, type BridgeOpsServer } from './bridge-ops.server';
 export {
   BRIDGE_USAGE,

@@ -1,3 +1,4 @@
+import { SignalGap, SignalGapKind } from './engines/engine-adapter';
 import { ScrapeResult } from './http/scrape-failure';
 import { TargetScraper } from './scrape/target-scraper';
 import { Target } from './targets/target';
@@ -17,6 +18,10 @@ export interface WorkerEntry {
   lastError: string | null;
   model: string | null;
   dpSize: number;
+  /** What the engine's newest good answer could not tell. */
+  signalGaps: readonly SignalGap[];
+  /** Kinds already logged for this worker (each is logged once). */
+  readonly loggedGaps: Set<SignalGapKind>;
 }
 
 /** A worker as a status page shows it (`EngineBridge.status()`). */
@@ -32,4 +37,6 @@ export interface BridgeWorkerStatus {
   readonly lastReportAtMs: number | null;
   readonly lastResult: ScrapeResult | null;
   readonly lastError: string | null;
+  /** What the engine's newest good answer could not tell, and why (see SignalGap). */
+  readonly signalGaps: readonly SignalGap[];
 }

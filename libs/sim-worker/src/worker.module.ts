@@ -4,7 +4,7 @@ import { EventPublisher } from '@sluice/bus';
 import { WorkerConfig } from './config/worker-config';
 import { WorkerOptions } from './config/worker-options';
 import { SimEngine } from './engine/sim-engine';
-import { engineFormatControllers } from './engine-formats/engine-format.controllers';
+import { engineFormat } from './engine-formats/engine-format.controllers';
 import { EngineStateReader } from './engine-formats/engine-state.reader';
 import { EmbeddingService } from './http/embedding.service';
 import { EmbeddingsController } from './http/embeddings.controller';
@@ -23,6 +23,7 @@ import { WorkerLifecycle } from './worker-lifecycle.service';
 @Module({})
 export class WorkerModule {
   static register(options: WorkerOptions, publisher: EventPublisher): DynamicModule {
+    const format = engineFormat(options.metricsFormat);
     return {
       module: WorkerModule,
       controllers: [
@@ -30,7 +31,7 @@ export class WorkerModule {
         EmbeddingsController,
         ModelsController,
         SimControlController,
-        ...engineFormatControllers(options.metricsFormat),
+        ...format.controllers,
       ],
       providers: [
         { provide: WorkerConfig, useValue: new WorkerConfig(options) },
@@ -42,6 +43,7 @@ export class WorkerModule {
         EngineStateReader,
         KvMetricsReporter,
         WorkerLifecycle,
+        ...format.providers,
       ],
     };
   }

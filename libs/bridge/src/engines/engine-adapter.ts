@@ -10,11 +10,28 @@ export interface RankLoad {
   readonly activePrefillTokens?: number;
 }
 
+/**
+ * Something an engine's answer cannot tell, whatever its values: `kv_blocks`, its KV cache size
+ * (its ranks are reported with 0 KV blocks, so the decode-blocks threshold never fires for them
+ * while their waiting requests still count); `freshness`, how old its values are (they may be
+ * older than the report's timestamp, which is when the bridge read them).
+ */
+export const SIGNAL_GAPS = ['kv_blocks', 'freshness'] as const;
+export type SignalGapKind = (typeof SIGNAL_GAPS)[number];
+
+export interface SignalGap {
+  readonly gap: SignalGapKind;
+  /** Why, for the log and /health: which engine version or setting, and what still works. */
+  readonly reason: string;
+}
+
 /** What one scrape of an engine found: its ranks in dp_rank order (dp_size = ranks.length). */
 export interface EngineSnapshot {
   /** Served model name, when the engine tells it (the --model flag overrides it). */
   readonly model: string | undefined;
   readonly ranks: readonly RankLoad[];
+  /** What this answer cannot tell (at most one entry per kind); absent: nothing. */
+  readonly gaps?: readonly SignalGap[];
 }
 
 export interface GetOptions {

@@ -40,7 +40,36 @@ describe('SglangAdapter', () => {
     });
   });
 
-  it('falls back to /metrics when /v1/loads is absent (404), shard 0 only', async () => {
+  it('reads the newest /v1/loads (published load snapshots, no aggregate)', async () => {
+    const answers = {
+      '/v1/loads': fixture('v1-loads-snapshot.json'),
+      '/server_info': fixture('server-info.json'),
+    };
+    expect(await new SglangAdapter().scrape(http(answers))).toEqual({
+      model: 'Qwen/Qwen3-8B',
+      ranks: [
+        {
+          kvTotalBlocks: 10240,
+          activeDecodeBlocks: 3258,
+          numRequestsWaiting: 2,
+          activePrefillTokens: undefined,
+        },
+      ],
+    });
+  });
+
+  it('asks /get_server_info when the server predates /server_info', async () => {
+    const asked: string[] = [];
+    const answers = {
+      '/v1/loads': fixture('v1-loads-dp2.json'),
+      '/get_server_info': fixture('server-info.json'),
+    };
+    const snapshot = await new SglangAdapter().scrape(http(answers, asked));
+    expect(asked).toContain('/get_server_info');
+    expect(snapshot.ranks[0].kvTotalBlocks).toBe(10240);
+  });
+
+  it('falls back to /metrics when /v1/loads is absent (404), shard 0 only, saying its age is unknown', async () => {
     const sut = new SglangAdapter();
     const snapshot = await sut.scrape(http({ '/metrics': fixture('metrics.txt') }));
     expect(snapshot).toEqual({
@@ -53,24 +82,41 @@ describe('SglangAdapter', () => {
           activePrefillTokens: undefined,
         },
       ],
+      gaps: [{ gap: 'freshness', reason: expect.stringMatching(/30 s/) }],
     });
+  });
+
+  it('reads one rank per dp_rank from /metrics: the gauges of its last write, however old', () => {
+    const sut = mapSglangMetrics(fixture('metrics-dp2.txt'), sglangInfo(undefined));
+    expect(sut.ranks).toEqual([
+      {
+        kvTotalBlocks: 163840,
+        activeDecodeBlocks: 21504,
+        numRequestsWaiting: 2,
+        activePrefillTokens: undefined,
+      },
+      {
+        kvTotalBlocks: 163840,
+        activeDecodeBlocks: 0,
+        numRequestsWaiting: 0,
+        activePrefillTokens: undefined,
+      },
+    ]);
+    expect(sut.gaps?.map((g) => g.gap)).toEqual(['freshness']);
   });
 
   it('takes the capacity from /server_info when /metrics lacks sglang:max_total_num_tokens', () => {
     const body =
       'sglang:num_used_tokens{model_name="m"} 30\nsglang:num_queue_reqs{model_name="m"} 1\n';
     const info = sglangInfo({ page_size: 4, max_total_num_tokens: 100, served_model_name: 'x' });
-    expect(mapSglangMetrics(body, info)).toEqual({
-      model: 'm',
-      ranks: [
-        {
-          kvTotalBlocks: 25,
-          activeDecodeBlocks: 8,
-          numRequestsWaiting: 1,
-          activePrefillTokens: undefined,
-        },
-      ],
-    });
+    expect(mapSglangMetrics(body, info).ranks).toEqual([
+      {
+        kvTotalBlocks: 25,
+        activeDecodeBlocks: 8,
+        numRequestsWaiting: 1,
+        activePrefillTokens: undefined,
+      },
+    ]);
   });
 
   it('defaults to page size 1 and no model without /server_info', () => {

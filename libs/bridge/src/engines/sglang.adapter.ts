@@ -1,5 +1,12 @@
 import { PromSample, readFamilies } from '../prometheus/prometheus-text';
-import { EngineAdapter, EngineHttp, EngineSnapshot, MAX_RANKS, RankLoad } from './engine-adapter';
+import {
+  EngineAdapter,
+  EngineHttp,
+  EngineSnapshot,
+  MAX_RANKS,
+  RankLoad,
+  SignalGap,
+} from './engine-adapter';
 import { byLabel, count, optionalCount, record, text } from './engine-values';
 import { UnparsableError } from '../unparsable.error';
 
@@ -7,6 +14,15 @@ const USED = 'sglang:num_used_tokens';
 const MAX_TOTAL = 'sglang:max_total_num_tokens';
 const QUEUE = 'sglang:num_queue_reqs';
 const STATIC_INFO_CACHE_MS = 10_000;
+
+const STALE_GAUGES: SignalGap = {
+  gap: 'freshness',
+  reason:
+    "SGLang's /metrics gauges are written at each prefill batch and every " +
+    '--decode-log-interval (40) decode batches, and while idle at most every 30 s, with no ' +
+    'time: after a burst they may show the last busy state for up to 30 s. Servers with ' +
+    '/v1/loads (read instead when present) do not have this.',
+};
 
 /** What `/server_info` tells once: the page size (tokens per KV block) and the served name. */
 export interface SglangInfo {
@@ -16,22 +32,30 @@ export interface SglangInfo {
 }
 
 /**
- * SGLang: `GET /v1/loads` (one entry per data-parallel rank) when the server has it, else the
- * scheduler gauges of `/metrics` (`--enable-metrics`). SGLang counts tokens; a block is a page
- * of `page_size` tokens from `/server_info` (1 unless `--page-size` is set).
+ * SGLang: `GET /v1/loads` (one entry per data-parallel rank, computed when asked) when the
+ * server has it, else the scheduler gauges of `/metrics` (`--enable-metrics`). SGLang counts
+ * tokens; a block is a page of `page_size` tokens from `/server_info` (`/get_server_info`
+ * before SGLang renamed it; 1 unless `--page-size` is set).
  */
 export class SglangAdapter implements EngineAdapter {
   readonly engine = 'sglang' as const;
 
   async scrape(http: EngineHttp): Promise<EngineSnapshot> {
     const [rawInfo, loads] = await Promise.all([
-      http.json('/server_info', { optional: true, cacheMs: STATIC_INFO_CACHE_MS }),
+      serverInfo(http),
       http.json('/v1/loads', { optional: true }),
     ]);
     const info = sglangInfo(rawInfo);
     if (loads !== undefined) return mapSglangLoads(loads, info);
     return mapSglangMetrics((await http.text('/metrics')) ?? '', info);
   }
+}
+
+async function serverInfo(http: EngineHttp): Promise<unknown> {
+  const options = { optional: true, cacheMs: STATIC_INFO_CACHE_MS };
+  return (
+    (await http.json('/server_info', options)) ?? (await http.json('/get_server_info', options))
+  );
 }
 
 export function sglangInfo(raw: unknown): SglangInfo {
@@ -85,7 +109,7 @@ export function mapSglangMetrics(body: string, info: SglangInfo): EngineSnapshot
     });
   });
   const model = text(used.values().next().value?.labels.model_name) ?? info.model;
-  return { model, ranks };
+  return { model, ranks, gaps: [STALE_GAUGES] };
 }
 
 /** Scheduler gauges come from every tensor/pipeline shard in some versions; shard 0 speaks. */

@@ -34,8 +34,15 @@ describe('TgiAdapter', () => {
     ]);
   });
 
+  it('reports a TGI that gives no token budget with 0 KV blocks and its queue, and says why', () => {
+    const sut = mapTgi(json('info.json'), 'tgi_batch_current_max_tokens 5\ntgi_queue_size 2\n');
+    expect(sut.ranks).toEqual([{ kvTotalBlocks: 0, activeDecodeBlocks: 0, numRequestsWaiting: 2 }]);
+    expect(sut.gaps).toEqual([
+      { gap: 'kv_blocks', reason: expect.stringMatching(/max_batch_total_tokens/) },
+    ]);
+  });
+
   it.each([
-    ['no capacity anywhere', json('info.json'), 'tgi_batch_current_max_tokens 5\n'],
     ['negative current tokens', json('info-v2.json'), 'tgi_batch_current_max_tokens -5\n'],
     ['Inf queue', json('info-v2.json'), 'tgi_queue_size +Inf\n'],
     ['/info not an object', [1, 2], fixture('metrics.txt')],

@@ -1,12 +1,19 @@
 import { readFamilies } from '../prometheus/prometheus-text';
-import { EngineAdapter, EngineHttp, EngineSnapshot } from './engine-adapter';
+import { EngineAdapter, EngineHttp, EngineSnapshot, SignalGap } from './engine-adapter';
 import { count, optionalCount, record, text } from './engine-values';
-import { UnparsableError } from '../unparsable.error';
 
 const CURRENT_MAX_TOKENS = 'tgi_batch_current_max_tokens';
 const MAX_TOTAL_TOKENS = 'tgi_batch_max_total_tokens';
 const QUEUE = 'tgi_queue_size';
 const STATIC_INFO_CACHE_MS = 10_000;
+
+const NO_BUDGET: SignalGap = {
+  gap: 'kv_blocks',
+  reason:
+    `neither ${MAX_TOTAL_TOKENS} nor /info max_batch_total_tokens gives the batch token ` +
+    'budget: reported with 0 KV blocks, so the decode-blocks threshold cannot fire; its ' +
+    'queued requests still count.',
+};
 
 /**
  * Hugging Face TGI. Its router budgets the running batch in tokens: the batch's current token
@@ -31,13 +38,10 @@ export function mapTgi(rawInfo: unknown, metrics: string): EngineSnapshot {
   const total =
     families.get(MAX_TOTAL_TOKENS)?.[0]?.value ??
     optionalCount(info.max_batch_total_tokens, 'max_batch_total_tokens');
-  if (total === undefined) {
-    throw new UnparsableError(`neither ${MAX_TOTAL_TOKENS} nor /info max_batch_total_tokens`);
-  }
-  const kvTotalBlocks = count(total, MAX_TOTAL_TOKENS);
-  // The router sets the gauge when it first forms a batch: absent means nothing has run yet.
+  const kvTotalBlocks = total === undefined ? 0 : count(total, MAX_TOTAL_TOKENS);
+  // The router sets the gauge while a batch runs and back to 0 after: absent, none has run yet.
   const current = count(families.get(CURRENT_MAX_TOKENS)?.[0]?.value ?? 0, CURRENT_MAX_TOKENS);
-  return {
+  const snapshot: EngineSnapshot = {
     model: text(info.model_id),
     ranks: [
       {
@@ -47,4 +51,5 @@ export function mapTgi(rawInfo: unknown, metrics: string): EngineSnapshot {
       },
     ],
   };
+  return total === undefined ? { ...snapshot, gaps: [NO_BUDGET] } : snapshot;
 }

@@ -7,6 +7,13 @@ import { UnparsableError } from '../unparsable.error';
 const FIXTURES = join(__dirname, '../../../../test/fixtures/engines/vllm');
 const fixture = (name: string): string => readFileSync(join(FIXTURES, name), 'utf8');
 
+/** What prometheus_client's own exporter answers to the name filter: only those samples. */
+const filtered = (body: string): string =>
+  body
+    .split('\n')
+    .filter((l) => /^vllm:(kv_cache_usage_perc|cache_config_info|num_requests_waiting)\b/.test(l))
+    .join('\n');
+
 describe('VllmAdapter', () => {
   const DP2 = {
     model: 'Qwen/Qwen3-8B',
@@ -15,35 +22,32 @@ describe('VllmAdapter', () => {
       { kvTotalBlocks: 2040, activeDecodeBlocks: 204, numRequestsWaiting: 0 },
     ],
   };
-  /** What prometheus_client answers to the name filter: only those families' lines. */
-  const filtered = (body: string): string =>
-    body
-      .split('\n')
-      .filter((l) => /vllm:(kv_cache_usage_perc|cache_config_info|num_requests_waiting)\b/.test(l))
-      .join('\n');
 
-  it('maps one rank per engine label value (data parallel), asking only for what it reads', async () => {
-    const sut = new VllmAdapter();
+  it('reads vLLM >= 0.10, which answers the filtered path with its whole exposition, from that one answer', async () => {
     const asked: string[] = [];
-    const body = filtered(fixture('metrics-v0.11-dp2.txt'));
-    const snapshot = await sut.scrape(answeringHttp({ [VLLM_FILTERED_PATH]: body }, asked));
+    const body = fixture('metrics-v0.11-dp2.txt');
+    expect(body.length).toBeGreaterThan(40_000);
+    const http = answeringHttp({ [VLLM_FILTERED_PATH]: body }, asked);
+    expect(await new VllmAdapter().scrape(http)).toEqual(DP2);
+    expect(asked).toEqual([VLLM_FILTERED_PATH]);
+  });
+
+  it('asks for the four families it reads, and reads an exporter that honours the filter', async () => {
+    const asked: string[] = [];
+    const http = answeringHttp(
+      { [VLLM_FILTERED_PATH]: filtered(fixture('metrics-v0.11-dp2.txt')) },
+      asked,
+    );
+    expect(await new VllmAdapter().scrape(http)).toEqual(DP2);
     expect(asked).toEqual([VLLM_FILTERED_PATH]);
     expect(decodeURIComponent(VLLM_FILTERED_PATH)).toBe(
       '/metrics?name[]=vllm:kv_cache_usage_perc&name[]=vllm:gpu_cache_usage_perc' +
         '&name[]=vllm:cache_config_info&name[]=vllm:num_requests_waiting',
     );
-    expect(snapshot).toEqual(DP2);
   });
 
-  it('reads a server that ignores the filter from the same single answer', async () => {
-    const asked: string[] = [];
-    const http = answeringHttp({ [VLLM_FILTERED_PATH]: fixture('metrics-v0.11-dp2.txt') }, asked);
-    expect(await new VllmAdapter().scrape(http)).toEqual(DP2);
-    expect(asked).toEqual([VLLM_FILTERED_PATH]);
-  });
-
-  it('falls back to the whole /metrics, and stays there, when the filter matches nothing', async () => {
-    // prometheus_client in multiprocess mode answers a name filter with an empty body.
+  it('falls back to the whole /metrics, and stays there, when the filter answers nothing', async () => {
+    // prometheus_client's own exporter over a multiprocess registry answers a filter with nothing.
     const sut = new VllmAdapter();
     const asked: string[] = [];
     const answers = { [VLLM_FILTERED_PATH]: '', '/metrics': fixture('metrics-v0.11-dp2.txt') };
@@ -54,6 +58,34 @@ describe('VllmAdapter', () => {
     http.notes.clear(); // what a failed scrape does: the engine may have been replaced
     await sut.scrape(http);
     expect(asked.slice(3)).toEqual([VLLM_FILTERED_PATH, '/metrics']);
+  });
+
+  it('reports vLLM 0.8 V1 (num_gpu_blocks="None") with 0 KV blocks and its waiting requests, and says why', () => {
+    const sut = mapVllmMetrics(fixture('metrics-v0.8-v1.txt'));
+    expect(sut.model).toBe('meta-llama/Llama-3.1-8B-Instruct');
+    expect(sut.ranks).toEqual([{ kvTotalBlocks: 0, activeDecodeBlocks: 0, numRequestsWaiting: 2 }]);
+    expect(sut.gaps).toEqual([
+      { gap: 'kv_blocks', reason: expect.stringMatching(/num_gpu_blocks.*before 0\.8\.5/) },
+    ]);
+  });
+
+  it('takes the block count from num_gpu_blocks_override when vLLM 0.8 was started with it', () => {
+    const body = fixture('metrics-v0.8-v1.txt').replace(
+      'num_gpu_blocks_override="None"',
+      'num_gpu_blocks_override="8192"',
+    );
+    expect(mapVllmMetrics(body)).toEqual({
+      model: 'meta-llama/Llama-3.1-8B-Instruct',
+      ranks: [{ kvTotalBlocks: 8192, activeDecodeBlocks: 3584, numRequestsWaiting: 2 }],
+    });
+  });
+
+  it('reads multiprocess mode (--api-server-count 2): the highest per-process usage, flagged as of unknown age', () => {
+    const sut = mapVllmMetrics(fixture('metrics-v0.11-api-servers2.txt'));
+    expect(sut.ranks).toEqual([
+      { kvTotalBlocks: 4096, activeDecodeBlocks: 2576, numRequestsWaiting: 3 },
+    ]);
+    expect(sut.gaps).toEqual([{ gap: 'freshness', reason: expect.stringMatching(/pid/) }]);
   });
 
   it('reads the older vllm:gpu_cache_usage_perc and an engine-less cache_config_info', () => {
@@ -86,6 +118,12 @@ describe('VllmAdapter', () => {
     ]);
   });
 
+  it('says why when there is no cache_config_info at all', () => {
+    expect(mapVllmMetrics('vllm:kv_cache_usage_perc 0.5\n').gaps?.map((g) => g.gap)).toEqual([
+      'kv_blocks',
+    ]);
+  });
+
   it('ignores malformed lines of families it does not read', () => {
     const body = `garbage{{{ line\nother_metric{a="b" 1\n${fixture('metrics-v0.6-single.txt')}`;
     expect(mapVllmMetrics(body).ranks).toHaveLength(1);
@@ -103,10 +141,14 @@ describe('VllmAdapter', () => {
 
   it.each([
     ['no usage metric', 'vllm:cache_config_info{num_gpu_blocks="100"} 1'],
-    ['no cache config', 'vllm:kv_cache_usage_perc 0.5'],
     [
-      'num_gpu_blocks None',
-      'vllm:kv_cache_usage_perc 0.5\nvllm:cache_config_info{num_gpu_blocks="None"} 1',
+      'a block count that is not a number',
+      'vllm:kv_cache_usage_perc 0.5\nvllm:cache_config_info{num_gpu_blocks="lots"} 1',
+    ],
+    [
+      'NaN in one process copy of the usage',
+      'vllm:kv_cache_usage_perc{pid="1"} 0.5\nvllm:kv_cache_usage_perc{pid="2"} NaN\n' +
+        'vllm:cache_config_info{num_gpu_blocks="9"} 1',
     ],
     [
       'malformed wanted line',

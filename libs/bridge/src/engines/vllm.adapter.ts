@@ -1,24 +1,48 @@
 import { PromFamilies, PromSample, readFamilies } from '../prometheus/prometheus-text';
-import { EngineAdapter, EngineHttp, EngineSnapshot, MAX_RANKS, RankLoad } from './engine-adapter';
+import {
+  EngineAdapter,
+  EngineHttp,
+  EngineSnapshot,
+  MAX_RANKS,
+  RankLoad,
+  SignalGap,
+} from './engine-adapter';
 import { byLabel, count, fraction, optionalCount, text } from './engine-values';
 import { UnparsableError } from '../unparsable.error';
 
 const KV_USAGE = 'vllm:kv_cache_usage_perc';
-/** The name before vLLM 0.10 (V0 engine and early V1); still served by older images. */
+/** The name before vLLM 0.9.2 (V0 engine and early V1); hidden from 0.11 on. */
 const KV_USAGE_OLD = 'vllm:gpu_cache_usage_perc';
 const CACHE_CONFIG = 'vllm:cache_config_info';
 const WAITING = 'vllm:num_requests_waiting';
 const FAMILIES = [KV_USAGE, KV_USAGE_OLD, CACHE_CONFIG, WAITING];
 /**
- * prometheus_client (vLLM's exporter) answers `?name[]=…` with only those samples: about 1 KB
- * instead of ~45 KB, most of a scrape's cost at hundreds of targets. Servers that ignore the
- * query send everything, which reads the same.
+ * The four families the bridge reads. vLLM's API server answers this query with its whole
+ * exposition (~45 KB) since it serves `/metrics` through prometheus-fastapi-instrumentator;
+ * only older releases, on prometheus_client's own exporter, answer it with just these samples.
+ * The adapter reads either from the one answer: it picks the wanted lines out before parsing.
  */
 export const VLLM_FILTERED_PATH = `/metrics?${FAMILIES.map(
   (n) => `${encodeURIComponent('name[]')}=${encodeURIComponent(n)}`,
 ).join('&')}`;
 /** Note kept for a target whose filtered answer lacks the usage gauge (see `scrape`). */
 const FILTER_UNUSABLE = 'vllm:name-filter-unusable';
+
+const NO_BLOCK_COUNT: SignalGap = {
+  gap: 'kv_blocks',
+  reason:
+    `${CACHE_CONFIG} gives no num_gpu_blocks (vLLM's V1 engine before 0.8.5 never passes it ` +
+    'to its API server): reported with 0 KV blocks, so the decode-blocks threshold cannot ' +
+    'fire; its waiting requests still count. Starting vLLM with --num-gpu-blocks-override ' +
+    'set to the block count it logs makes the count known.',
+};
+const USAGE_PER_PROCESS: SignalGap = {
+  gap: 'freshness',
+  reason:
+    `${KV_USAGE} comes once per API server process (label pid, prometheus_client ` +
+    'multiprocess mode), each the value that process last received, with no time: the ' +
+    'bridge takes the highest, which may be older than the report says.',
+};
 
 /**
  * vLLM's `/metrics`. With data parallelism one API server serves several engine cores, each
@@ -29,9 +53,9 @@ export class VllmAdapter implements EngineAdapter {
   readonly engine = 'vllm' as const;
 
   /**
-   * The filtered `/metrics` first. In prometheus_client's multiprocess mode (vLLM with several
-   * API server processes) the filter matches nothing and the answer is empty: the target is
-   * then read unfiltered until a scrape fails.
+   * The filtered `/metrics` first. In prometheus_client's multiprocess mode behind its own
+   * exporter (vLLM's V0 API server with frontend multiprocessing) the filter matches nothing
+   * and the answer is empty: the target is then read unfiltered until a scrape fails.
    */
   async scrape(http: EngineHttp): Promise<EngineSnapshot> {
     if (!http.notes.has(FILTER_UNUSABLE)) {
@@ -55,23 +79,40 @@ function usageOf(families: PromFamilies): readonly PromSample[] {
 function mapVllmFamilies(families: PromFamilies): EngineSnapshot {
   const usage = usageOf(families);
   if (usage.length === 0) throw new UnparsableError(`metric ${KV_USAGE} is missing`);
-  const usageByEngine = byLabel(usage, 'engine');
+  const usageByEngine = highestByEngine(usage);
   const engines = sortedEngines([...usageByEngine.keys()]);
   if (engines.length > MAX_RANKS) throw new UnparsableError(`${engines.length} engines`);
   const configs = byLabel(families.get(CACHE_CONFIG) ?? [], 'engine');
   const waiting = byLabel(families.get(WAITING) ?? [], 'engine');
+  const gaps = new Set<SignalGap>();
+  if (usageByEngine.size < usage.length) gaps.add(USAGE_PER_PROCESS);
   const ranks = engines.map((engine): RankLoad => {
-    const kvTotalBlocks = gpuBlocks(pick(configs, engine), engine);
-    const perc = fraction(usageByEngine.get(engine)?.value, `${KV_USAGE}{engine="${engine}"}`);
+    const kvTotalBlocks = gpuBlocks(pick(configs, engine));
+    if (kvTotalBlocks === undefined) gaps.add(NO_BLOCK_COUNT);
+    const perc = fraction(usageByEngine.get(engine), `${KV_USAGE}{engine="${engine}"}`);
     return {
-      kvTotalBlocks,
-      activeDecodeBlocks: Math.round(perc * kvTotalBlocks),
+      kvTotalBlocks: kvTotalBlocks ?? 0,
+      activeDecodeBlocks: Math.round(perc * (kvTotalBlocks ?? 0)),
       numRequestsWaiting: optionalCount(pick(waiting, engine)?.value, WAITING),
     };
   });
   const model =
     text(usage[0].labels.model_name) ?? text(families.get(WAITING)?.[0]?.labels.model_name);
-  return { model, ranks };
+  return gaps.size > 0 ? { model, ranks, gaps: [...gaps] } : { model, ranks };
+}
+
+/**
+ * Usage per `engine` label value. Several samples of one engine are the API server processes'
+ * own copies (label `pid`): the highest is kept, and NaN in any of them fails the scrape.
+ */
+function highestByEngine(samples: readonly PromSample[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const s of samples) {
+    const key = s.labels.engine ?? '';
+    const seen = out.get(key);
+    out.set(key, seen === undefined || Number.isNaN(s.value) ? s.value : Math.max(seen, s.value));
+  }
+  return out;
 }
 
 /** A per-engine sample, or the engine-less one (older vLLM labels cache_config_info without it). */
@@ -83,13 +124,17 @@ function pick(samples: Map<string, PromSample>, engine: string): PromSample | un
   );
 }
 
-function gpuBlocks(config: PromSample | undefined, engine: string): number {
-  const raw = config?.labels.num_gpu_blocks;
-  if (raw === undefined) {
-    throw new UnparsableError(`${CACHE_CONFIG}{num_gpu_blocks} missing for engine '${engine}'`);
+/**
+ * The engine's KV blocks: `num_gpu_blocks`, else `num_gpu_blocks_override` (what the engine
+ * then allocates); undefined when the exposition tells neither (the label reads "None").
+ */
+function gpuBlocks(config: PromSample | undefined): number | undefined {
+  for (const label of ['num_gpu_blocks', 'num_gpu_blocks_override']) {
+    const raw = config?.labels[label]?.trim();
+    if (raw === undefined || raw === 'None') continue;
+    return count(raw === '' ? NaN : Number(raw), `${CACHE_CONFIG}{${label}}`);
   }
-  // Before the profiling run the label reads "None": no capacity known yet, no report.
-  return count(raw.trim() === '' ? NaN : Number(raw), `${CACHE_CONFIG}{num_gpu_blocks}`);
+  return undefined;
 }
 
 function sortedEngines(keys: string[]): string[] {

@@ -20,6 +20,7 @@ describe('parseWorkerFlags', () => {
       advertiseUrl: undefined,
       reportIntervalMs: 1000,
       metricsFormat: 'none',
+      honourNameFilter: false,
     });
   });
 
@@ -41,6 +42,7 @@ describe('parseWorkerFlags', () => {
       '--advertise-url=http://10.0.0.1:9001/',
       '--report-interval-ms=250',
       '--metrics-format=sglang',
+      '--honour-name-filter',
     ]);
     expect(sut).toEqual({
       model: 'm',
@@ -58,6 +60,7 @@ describe('parseWorkerFlags', () => {
       advertiseUrl: 'http://10.0.0.1:9001',
       reportIntervalMs: 250,
       metricsFormat: 'sglang',
+      honourNameFilter: true,
     });
   });
 

@@ -8,6 +8,7 @@ import {
   numberIn,
   oneOf,
   parseFlags,
+  switchFlag,
   valueFlag,
 } from '@sluice/cli';
 import { DEFAULT_NAMESPACE, REPORT_LIMITS } from '@sluice/contracts';
@@ -69,6 +70,13 @@ export const WORKER_FLAGS = {
     parse: oneOf(METRICS_FORMATS),
     default: 'none' as const,
   }),
+  'honour-name-filter': switchFlag({
+    help:
+      'with --metrics-format vllm, answer /metrics?name[]=... with only the named samples, as ' +
+      "prometheus_client's own exporter does (vLLM before the 0.8 series); default: the whole " +
+      "exposition whatever the query, as vLLM's API server sends it",
+    default: false,
+  }),
 };
 
 export const WORKER_USAGE = formatUsage(WORKER_FLAGS, {
@@ -101,6 +109,7 @@ export function parseWorkerFlags(argv: string[]): WorkerOptions {
     advertiseUrl: v['advertise-url'],
     reportIntervalMs: v['report-interval-ms'],
     metricsFormat: v['metrics-format'],
+    honourNameFilter: v['honour-name-filter'],
   };
 }
 

@@ -25,4 +25,6 @@ export interface WorkerOptions {
   readonly reportIntervalMs: number;
   /** `vllm`: `GET /metrics` as vLLM writes it; `sglang`: SGLang's `/v1/loads`, `/server_info`, `/metrics`. */
   readonly metricsFormat: MetricsFormat;
+  /** vLLM format: answer `/metrics?name[]=…` with only those samples instead of everything. */
+  readonly honourNameFilter: boolean;
 }

@@ -1,16 +1,20 @@
-import { Type } from '@nestjs/common';
+import { Provider, Type } from '@nestjs/common';
 import { MetricsFormat } from '../config/worker-options';
+import { SglangGaugeLog } from './sglang-gauge.log';
 import { SglangMetricsController } from './sglang-metrics.controller';
 import { VllmMetricsController } from './vllm-metrics.controller';
 
-/** The controllers a `--metrics-format` adds; without one, none of these routes exist. */
-export function engineFormatControllers(format: MetricsFormat): Type[] {
+/** What a `--metrics-format` adds; without one, none of these routes exist. */
+export function engineFormat(format: MetricsFormat): {
+  controllers: Type[];
+  providers: Provider[];
+} {
   switch (format) {
     case 'none':
-      return [];
+      return { controllers: [], providers: [] };
     case 'vllm':
-      return [VllmMetricsController];
+      return { controllers: [VllmMetricsController], providers: [] };
     case 'sglang':
-      return [SglangMetricsController];
+      return { controllers: [SglangMetricsController], providers: [SglangGaugeLog] };
   }
 }

@@ -12,7 +12,6 @@ describe('sglangLoads', () => {
     expect(sut.dp_rank_count).toBe(2);
     expect(sut.loads[0]).toEqual({
       dp_rank: 0,
-      timestamp: 1764470012.345,
       num_running_reqs: 3,
       num_waiting_reqs: 2,
       num_waiting_uncached_tokens: 1200,
@@ -42,8 +41,6 @@ describe('sglangLoads', () => {
       total_running_reqs: 3,
       total_waiting_reqs: 2,
       total_reqs: 5,
-      total_used_tokens: 13920,
-      total_tokens: 15120,
       avg_token_usage: 0.435,
       avg_throughput: 0,
       avg_utilization: 0.435,

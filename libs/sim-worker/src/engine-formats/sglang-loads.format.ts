@@ -4,11 +4,12 @@ import { EngineState } from './engine-state.reader';
 /** Reported where SGLang reports its release; marks the answers as simulated. */
 export const SIM_SGLANG_VERSION = '0.5.4+sluice.sim';
 
-/** One entry of SGLang's `GET /v1/loads`, in SGLang's key order. */
+/**
+ * One entry of SGLang's `GET /v1/loads`, in SGLang's key order. SGLang leaves the entry's own
+ * `timestamp` out of the JSON (`_loads_dict_factory`), so no measurement time is served.
+ */
 export interface SglangRankLoad {
   dp_rank: number;
-  /** Seconds since the epoch, as Python's `time.time()`. */
-  timestamp: number;
   num_running_reqs: number;
   num_waiting_reqs: number;
   /** Prompt tokens waiting for prefill compute. */
@@ -37,8 +38,6 @@ export interface SglangLoads {
     total_running_reqs: number;
     total_waiting_reqs: number;
     total_reqs: number;
-    total_used_tokens: number;
-    total_tokens: number;
     avg_token_usage: number;
     avg_throughput: number;
     avg_utilization: number;
@@ -67,7 +66,6 @@ function rankLoad(state: EngineState, load: RankLoad, rank: number): SglangRankL
   const tokenUsage = load.activeDecodeBlocks / state.kvTotalBlocks;
   return {
     dp_rank: rank,
-    timestamp: state.readAtMs / 1000,
     num_running_reqs: load.runningRequests,
     num_waiting_reqs: load.waitingRequests,
     num_waiting_uncached_tokens: load.activePrefillTokens,
@@ -93,8 +91,6 @@ function aggregate(loads: readonly SglangRankLoad[]): SglangLoads['aggregate'] {
     total_running_reqs: sum((load) => load.num_running_reqs),
     total_waiting_reqs: sum((load) => load.num_waiting_reqs),
     total_reqs: sum((load) => load.num_total_reqs),
-    total_used_tokens: sum((load) => load.num_used_tokens),
-    total_tokens: sum((load) => load.num_total_tokens),
     avg_token_usage: mean((load) => load.token_usage, 4),
     avg_throughput: mean((load) => load.gen_throughput, 2),
     avg_utilization: mean((load) => load.utilization, 4),

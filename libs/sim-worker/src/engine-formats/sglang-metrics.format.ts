@@ -8,7 +8,7 @@ import { PrometheusTextWriter, Sample } from './prometheus-text.writer';
  * counters once per server, and no `_created` series (SGLang runs prometheus_client in
  * multiprocess mode). The HELP texts are those of SGLang's metrics collector.
  */
-export function renderSglangMetrics(state: EngineState, only?: ReadonlySet<string>): string {
+export function renderSglangMetrics(state: EngineState): string {
   const perRank = (value: (load: RankLoad) => number): Sample[] =>
     state.ranks.map((load, rank) => ({
       labels: {
@@ -24,7 +24,7 @@ export function renderSglangMetrics(state: EngineState, only?: ReadonlySet<strin
   const server = (value: (load: RankLoad) => number): Sample[] => [
     { labels: { model_name: state.model }, value: state.ranks.reduce((n, l) => n + value(l), 0) },
   ];
-  return new PrometheusTextWriter(only)
+  return new PrometheusTextWriter()
     .gauge(
       'sglang:num_running_reqs',
       'The number of running requests.',

@@ -16,6 +16,8 @@ export class RankLoop {
     readonly scheduler: RankScheduler,
     private speedup: number,
     private readonly onChange: () => void,
+    /** After each step is applied (engine formats that write their gauges per step). */
+    private readonly onStep: (plan: StepPlan) => void = () => undefined,
   ) {}
 
   /** Applies from the next step on; the step under way keeps its planned duration. */
@@ -43,6 +45,7 @@ export class RankLoop {
     this.defer(this.durationOf(plan), () => {
       this.scheduler.completeStep(plan);
       this.onChange();
+      this.onStep(plan);
       this.step();
     });
   }

@@ -1,6 +1,6 @@
 import { EngineClosedError, SequenceTooLargeError } from './engine.errors';
 import { RankLoop } from './rank-loop';
-import { RankLimits, RankLoad, RankScheduler } from './rank-scheduler';
+import { RankLimits, RankLoad, RankScheduler, StepPlan } from './rank-scheduler';
 import { Sequence, SequenceRequest, SequenceSink } from './sequence';
 
 export interface EngineConfig extends RankLimits {
@@ -15,6 +15,7 @@ export interface SubmittedSequence {
 }
 
 export type RankChangeListener = (rank: number) => void;
+export type StepListener = (rank: number, plan: StepPlan) => void;
 
 /**
  * A simulated inference engine: `dpSize` independent ranks, each batching continuously.
@@ -24,6 +25,7 @@ export class SimEngine {
   private readonly loops: RankLoop[];
   private readonly lastLoads: RankLoad[];
   private readonly listeners = new Set<RankChangeListener>();
+  private readonly stepListeners = new Set<StepListener>();
   private closed = false;
   private currentSpeedup: number;
 
@@ -31,7 +33,13 @@ export class SimEngine {
     this.currentSpeedup = config.speedup;
     this.loops = Array.from(
       { length: config.dpSize },
-      (_, rank) => new RankLoop(new RankScheduler(config), config.speedup, () => this.notify(rank)),
+      (_, rank) =>
+        new RankLoop(
+          new RankScheduler(config),
+          config.speedup,
+          () => this.notify(rank),
+          (plan) => this.stepListeners.forEach((listener) => listener(rank, plan)),
+        ),
     );
     this.lastLoads = this.loops.map((loop) => loop.scheduler.load());
   }
@@ -64,6 +72,17 @@ export class SimEngine {
   onChange(listener: RankChangeListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Hears every step a rank completes, with what it did. */
+  onStep(listener: StepListener): () => void {
+    this.stepListeners.add(listener);
+    return () => this.stepListeners.delete(listener);
+  }
+
+  /** Whether the rank has nothing running and nothing waiting. */
+  isIdle(rank: number): boolean {
+    return this.loops[rank].scheduler.isIdle;
   }
 
   /** Throws what `submit` would throw, so a caller can fail before it commits to a response. */
@@ -107,6 +126,7 @@ export class SimEngine {
       this.notify(rank);
     });
     this.listeners.clear();
+    this.stepListeners.clear();
   }
 
   /** The rank with the fewest reserved blocks plus queued tokens; ties go to the lowest rank. */
