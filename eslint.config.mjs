@@ -125,6 +125,7 @@ export default tseslint.config(
     ignores: [
       'dist/**',
       '.bench/**',
+      '.engines/**',
       'node_modules/**',
       'coverage/**',
       'data/**',

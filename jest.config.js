@@ -30,6 +30,9 @@ const moduleNameMapper = {
   '^@sluice/(.*)$': '<rootDir>/libs/$1/src',
 };
 
+// The engine root (a whole Debian system) and the bench's build are no part of the test tree.
+const modulePathIgnorePatterns = ['<rootDir>/.engines/', '<rootDir>/.bench/'];
+
 module.exports = {
   // e2e tests start real processes; a per-project testTimeout is ignored in multi-project mode.
   testTimeout: 60000,
@@ -50,6 +53,7 @@ module.exports = {
       ],
       transform,
       moduleNameMapper,
+      modulePathIgnorePatterns,
     },
     {
       displayName: 'e2e',
@@ -63,6 +67,7 @@ module.exports = {
       setupFilesAfterEnv: ['<rootDir>/test/support/pglite-outside-jest.ts'],
       transform,
       moduleNameMapper,
+      modulePathIgnorePatterns,
     },
   ],
 };
