@@ -8,6 +8,8 @@ export interface RankLoad {
   readonly kvTotalBlocks: number;
   readonly numRequestsWaiting?: number;
   readonly activePrefillTokens?: number;
+  /** Tokens one block holds, when the engine's unit is not vLLM's 16-token block. */
+  readonly kvBlockSize?: number;
 }
 
 /** What one scrape of an engine found: its ranks in dp_rank order (dp_size = ranks.length). */

@@ -161,6 +161,13 @@ describe('reservedBlocks', () => {
     expect(reservedBlocks(7, 150)).toBe(10);
     expect(reservedBlocks(0, 0)).toBe(0);
   });
+
+  it("counts in the worker's own block size when its reports give one", () => {
+    // A llama.cpp slot of 2048 tokens is one block: a request takes one slot.
+    expect(reservedBlocks(60, 200, 2048)).toBe(1);
+    expect(reservedBlocks(2000, 200, 2048)).toBe(2);
+    expect(reservedBlocks(60, 200, 1)).toBe(260);
+  });
 });
 
 describe('measuredAtMs', () => {

@@ -7,16 +7,24 @@
 import { RankLoad } from './busy-rule';
 
 /**
- * Tokens per KV block assumed when a request's blocks are reserved: vLLM's default block size
- * (and the simulated worker's `--block-size`). Reports carry no block size (contract §4); an
- * engine with larger blocks is over-reserved for the few milliseconds until its next report,
- * one with smaller blocks (SGLang counts tokens) under-reserved.
+ * Tokens per KV block assumed when a request's blocks are reserved and the worker's reports do
+ * not say (`kv_block_size`): vLLM's default block size (and the simulated worker's
+ * `--block-size`). An engine with larger blocks is over-reserved until its next report, one
+ * with smaller blocks under-reserved.
  */
 export const KV_BLOCK_TOKENS = 16;
 
-/** KV blocks a request holds once running: its prompt and every token it may generate. */
-export function reservedBlocks(promptTokens: number, maxTokens: number): number {
-  return Math.ceil((promptTokens + maxTokens) / KV_BLOCK_TOKENS);
+/**
+ * KV blocks a request holds once running: its prompt and every token it may generate, in
+ * blocks of `blockSize` tokens. A llama.cpp slot is one block of its context window, so a
+ * request there reserves one slot.
+ */
+export function reservedBlocks(
+  promptTokens: number,
+  maxTokens: number,
+  blockSize = KV_BLOCK_TOKENS,
+): number {
+  return Math.ceil((promptTokens + maxTokens) / blockSize);
 }
 
 /**

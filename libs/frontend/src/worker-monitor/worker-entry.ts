@@ -61,6 +61,8 @@ export class WorkerEntry {
   lastReportMs: number;
   /** Who publishes the worker's reports (their optional `source`), for the status page. */
   source: string | undefined;
+  /** Tokens one KV block holds, when the newest report says (its `kv_block_size`). */
+  kvBlockSize: number | undefined;
   constructor(
     readonly id: string,
     readonly model: string,

@@ -307,6 +307,17 @@ describe('WorkerRegistry', () => {
       expect(w1().ranks.get(0)?.reserved).toMatchObject({ decodeBlocks: 90, waiting: 9 });
     });
 
+    it("reserves in the worker's own block size: one llama.cpp slot per request", () => {
+      // 4 slots of a 2048-token window, 2 processing: free (0.5 is not over 0.9).
+      const slots = { kvTotalBlocks: 4, kvBlockSize: 2048, timestampMs: 1000 };
+      sut.applyReport(report('w1', 2, slots), 1000);
+      burst(1, 1001); // 3 of 4 slots
+      expect(w1().busy).toBe(false);
+      expect(w1().ranks.get(0)?.reserved.decodeBlocks).toBe(1);
+      burst(1, 1002); // 4 of 4
+      expect(w1().busy).toBe(true);
+    });
+
     it('drops the reservations a newer report covers, and keeps those it cannot show', () => {
       sut.applyReport(report('w1', FREE, { timestampMs: 1000 }), 1000);
       burst(5, 1100);

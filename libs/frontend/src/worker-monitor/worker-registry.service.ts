@@ -208,7 +208,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       worker.ranks,
       nowMs,
       promptTokens,
-      reservedBlocks(promptTokens, maxTokens),
+      reservedBlocks(promptTokens, maxTokens, worker.kvBlockSize),
       awaitAcceptance,
     );
     this.rejudge(worker);
@@ -322,6 +322,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       state.numRequestsWaiting = r.numRequestsWaiting;
       state.seq = r.seq;
     }
+    worker.kvBlockSize = r.kvBlockSize;
     worker.reservations.cover(state.reserved, measuredMs, worker.ranks.size);
     this.judge(worker, state, this.thresholds.byClass(worker.model), nowMs);
     return state;
