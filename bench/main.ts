@@ -54,7 +54,7 @@ export const defaultObjective = (shedding: string[]): string[] => [
 const USAGE = `usage: npm run bench -- [--quick] [--only 1,2,...] [--no-profile] [--out FILE] [--compare-node PATH]
   --quick       every scenario, shrunk to run in under 3 minutes (development, smoke test);
                 the report then goes to a temp file unless --out
-  --only LIST   run only these scenarios (1-11); the report then goes to a temp file unless --out
+  --only LIST   run only these scenarios (1-12); the report then goes to a temp file unless --out
   --no-profile  skip the CPU profiles of the frontend (scenarios 1, 2, 4; full runs only by default)
   --profile     take them in --quick runs too
   --out FILE    where to write the report (default docs/benchmarks.md)

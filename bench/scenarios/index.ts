@@ -10,6 +10,7 @@ import { memoryScenario } from './s8-memory';
 import { bridgeScenario } from './s9-bridge';
 import { runtimeScenario } from './s10-runtime';
 import { youngGenerationScenario } from './s11-young-generation';
+import { realEngineScenario } from './s12-real-engine';
 
 /** Every scenario of issue 5, in the order they run. */
 export const SCENARIOS: Scenario[] = [
@@ -24,4 +25,5 @@ export const SCENARIOS: Scenario[] = [
   bridgeScenario,
   runtimeScenario,
   youngGenerationScenario,
+  realEngineScenario,
 ];

@@ -1,0 +1,70 @@
+/**
+ * Scenario 12's admission settings, each one per-model `/busy_threshold` write on the one
+ * frontend (docs/api.md), so that every setting meets the same engine, bridge and frontend.
+ */
+
+/** The three compared at every load: shedding off, static thresholds, TTFT objective. */
+export const POLICIES = ['off', 'static', 'objective'] as const;
+
+/**
+ * Settings compared once at 4x (full runs): the issue's (busy at 0.7 of the slots and at any
+ * queued request), the slots full, one request waiting, and the objective without thresholds.
+ */
+export const SETTINGS = [
+  'decode 0.7 + waiting 0',
+  'decode 0.75 + waiting 0',
+  'waiting 0',
+  'waiting 1',
+  'objective alone',
+] as const;
+
+export type Policy = (typeof POLICIES)[number] | (typeof SETTINGS)[number];
+
+interface Values {
+  decode?: number;
+  waiting?: number;
+  objective?: boolean;
+}
+
+/** What each setting configures; `static` and `objective` are the ones docs/engines.md advises. */
+const VALUES: Record<Exclude<Policy, 'off'>, Values> = {
+  static: { waiting: 0 },
+  objective: { waiting: 0, objective: true },
+  'decode 0.7 + waiting 0': { decode: 0.7, waiting: 0 },
+  'decode 0.75 + waiting 0': { decode: 0.75, waiting: 0 },
+  'waiting 0': { waiting: 0 },
+  'waiting 1': { waiting: 1 },
+  'objective alone': { objective: true },
+};
+
+/** The `/busy_threshold` body that puts `policy` in force for `model`. */
+export function policyBody(
+  policy: Policy,
+  model: string,
+  objectiveMs: number,
+): Record<string, unknown> {
+  const v: Values = policy === 'off' ? {} : VALUES[policy];
+  return {
+    model,
+    admission_control: policy === 'off' ? 'none' : 'token-capacity',
+    active_decode_blocks_threshold: v.decode ?? null,
+    active_prefill_tokens_threshold: null,
+    active_prefill_tokens_threshold_frac: null,
+    waiting_requests_threshold: v.waiting ?? null,
+    ttft_slo_ms: v.objective ? objectiveMs : null,
+  };
+}
+
+/** The flags of `policy` as an operator would give them at start. */
+export function policyFlags(policy: Policy): string {
+  if (policy === 'off') return '--admission-control none';
+  const v = VALUES[policy];
+  return [
+    '--admission-control token-capacity',
+    v.decode === undefined ? '' : `--active-decode-blocks-threshold ${v.decode}`,
+    v.waiting === undefined ? '' : `--waiting-requests-threshold ${v.waiting}`,
+    v.objective ? '--ttft-slo-ms OBJECTIVE' : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+}
