@@ -237,9 +237,10 @@ describe('reservations between load reports', () => {
       await report('prefill', { active_prefill_tokens: 0, active_decode_blocks: 0 });
       // 0, 400 and 800 tokens are not over 1000: three admitted, then 1200 is.
       expect(await burst('prefill', 10, long, 1)).toEqual({ inflight: 3, refused: 7 });
+      // The worker had KV room for each: none of them waits in its queue.
       expect(await rank('prefill')).toMatchObject({
         reserved_prefill_tokens: 1200,
-        reserved_waiting_requests: 3,
+        reserved_waiting_requests: 0,
         busy: true,
       });
     } finally {
