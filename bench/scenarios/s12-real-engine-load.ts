@@ -99,7 +99,8 @@ export async function runPoint(s: PointSpec): Promise<PointResult> {
   const t0 = performance.now();
   const sent: Array<Promise<CompletionOutcome>> = [];
   for (const [i, at] of times.entries()) {
-    await sleep(t0 + at * 1000 - performance.now());
+    const wait = t0 + at * 1000 - performance.now();
+    if (wait > 0) await sleep(wait);
     sent.push(streamCompletion(s.url, { ...s, tag: `r${s.seed} ${i}`, signal: giveUp.signal }));
   }
   const timer = setTimeout(() => giveUp.abort(), s.drainS * 1000);
