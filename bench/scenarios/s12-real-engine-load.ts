@@ -4,6 +4,7 @@
  * requests a second a fetch costs nothing beside the engine.
  */
 import { CompletionOutcome, LlamaServer, sleep, streamCompletion } from '@sluice/testkit';
+import { seededRandom } from '../../apps/loadgen/src/prompt.builder';
 
 /** Every request of the scenario: a short prompt and a fixed answer length. */
 export interface RequestShape {
@@ -44,21 +45,9 @@ export interface PointResult {
   readonly deferredMax: number;
 }
 
-/** A small seeded generator (mulberry32), so every policy meets the same arrivals. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** Poisson arrival times (seconds) at `rate` over `durationS`. */
+/** Poisson arrival times (seconds) at `rate` over `durationS`, the same for the same seed. */
 export function arrivals(rate: number, durationS: number, seed: number): number[] {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const out: number[] = [];
   for (let t = -Math.log(1 - next()) / rate; t < durationS; t += -Math.log(1 - next()) / rate) {
     out.push(t);

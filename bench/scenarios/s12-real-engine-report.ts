@@ -1,7 +1,7 @@
 /** Scenario 12's figures, tables and plots from its rounds. */
 import { Figure, figureOver, ScenarioResult, verdict } from '../lib/context';
-import { lineChart, Series } from '../lib/svg';
 import { PointResult, RequestShape } from './s12-real-engine-load';
+import { at, plots } from './s12-real-engine-plots';
 import { POLICIES, Policy, policyFlags } from './s12-real-engine-policies';
 
 export interface Round {
@@ -19,15 +19,6 @@ export interface Outcome {
   readonly quick: boolean;
   readonly shape: RequestShape;
 }
-
-const COLORS: Record<(typeof POLICIES)[number], string> = {
-  off: '#999999',
-  static: '#1f77b4',
-  objective: '#d62728',
-};
-
-const at = (r: Round, policy: Policy, load: number): PointResult | undefined =>
-  r.results.get(`${policy}@${load}`);
 
 /** Per round: a value computed from its points (null when a point is missing). */
 function perRound(o: Outcome, f: (r: Round) => number | null | undefined): number[] {
@@ -157,50 +148,6 @@ function details(o: Outcome): string {
   }
   lines.push('"refused" is the share of arrivals refused.');
   return lines.join('\n');
-}
-
-function plots(o: Outcome): ScenarioResult['plots'] {
-  const median = (p: Policy, load: number, f: (x: PointResult) => number | null): number => {
-    const xs = o.rounds
-      .map((r) => at(r, p, load))
-      .map((x) => (x ? f(x) : null))
-      .filter((x): x is number => x !== null)
-      .sort((a, b) => a - b);
-    return xs.length ? xs[Math.floor((xs.length - 1) / 2)] : NaN;
-  };
-  const series = (f: (x: PointResult) => number | null): Series[] =>
-    POLICIES.map((p) => ({
-      name: p,
-      color: COLORS[p],
-      points: o.loads.map((l): [number, number] => [l, median(p, l, f)]),
-    }));
-  return [
-    {
-      name: 's12-real-engine-goodput',
-      alt: 'Real llama.cpp server: goodput within the TTFT objective against offered load, per policy',
-      svg: lineChart({
-        title: 'llama.cpp: goodput within the objective',
-        xLabel: 'offered load (× capacity)',
-        yLabel: 'req/s meeting the objective',
-        series: series((x) => x.goodput),
-        refs: [{ y: o.capacity, label: 'capacity', color: '#2ca02c' }],
-        xTicks: o.loads,
-      }),
-    },
-    {
-      name: 's12-real-engine-ttft',
-      alt: 'Real llama.cpp server: admitted TTFT p99 against offered load, per policy (log scale)',
-      svg: lineChart({
-        title: 'llama.cpp: admitted TTFT p99',
-        xLabel: 'offered load (× capacity)',
-        yLabel: 'ms',
-        series: series((x) => x.ttftP99),
-        refs: [{ y: o.objectiveMs, label: 'objective', color: '#2ca02c' }],
-        logY: true,
-        xTicks: o.loads,
-      }),
-    },
-  ];
 }
 
 function analysis(o: Outcome, figs: Figure[]): string[] {

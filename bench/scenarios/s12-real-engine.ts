@@ -4,8 +4,9 @@
  * 0.5x to 4x its measured capacity with shedding off, static thresholds and a TTFT objective,
  * the policies' points interleaved in every round.
  *
- * Uses of bench/lib: the Scenario/BenchContext/ScenarioResult types (lib/context) and the SVG
- * chart (lib/svg, in s12-real-engine-report.ts); everything else is @sluice/testkit.
+ * Uses of bench/lib: the Scenario, BenchContext (quick, natsUrl, databaseUrl, group, log) and
+ * ScenarioResult types and figureOver/verdict (lib/context), the SVG line chart (lib/svg, in
+ * s12-real-engine-plots.ts); the loadgen's seeded generator; everything else is @sluice/testkit.
  */
 import {
   FrontendStarted,
