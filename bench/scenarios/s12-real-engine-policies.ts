@@ -1,22 +1,22 @@
 /**
- * Scenario 12's admission settings, each one per-model `/busy_threshold` write on the one
- * frontend (docs/api.md), so that every setting meets the same engine, bridge and frontend.
+ * Scenario 12's admission settings, each one per-model `/busy_threshold` write (docs/api.md) on
+ * the frontend that runs it.
  */
 
 /** The three compared at every load: shedding off, static thresholds, TTFT objective. */
 export const POLICIES = ['off', 'static', 'objective'] as const;
 
 /**
- * Settings compared once at 4x (full runs): busy at 0.7 of the slots or any queued request (3 of
- * 4 slots: the engine is never full), at every slot taken or any queued request (`static`), at
- * every slot taken only, at a queued request only, and the objective without thresholds.
+ * Settings compared once at 4x (full runs): the objective without thresholds, busy at 0.7 of the
+ * slots or any queued request (3 of 4 slots: the engine is never full), at every slot taken or
+ * any queued request (`static`), at every slot taken only, at a queued request only.
  */
 export const SETTINGS = [
+  'objective alone',
   'decode 0.7 + waiting 0',
   'decode 0.9 + waiting 0',
   'decode 0.9',
   'waiting 0',
-  'objective alone',
 ] as const;
 
 export type Policy = (typeof POLICIES)[number] | (typeof SETTINGS)[number];

@@ -107,13 +107,13 @@ function details(o: Outcome): string {
   const rule = '| --- | --- | --- | --- | --- | --- | --- |';
   const lines = [
     `Debian's \`llama-server\` (llama.cpp 0.7.0, \`-np 4 -c 8192 -t 1\`, the random-weight \`micro\` model of ` +
-      `\`npm run engines:setup\`) behind one frontend with the in-process bridge (\`--engine-target llamacpp=…\`). ` +
+      `\`npm run engines:setup\`) behind three frontends, one per policy (each its own TTFT model), with the in-process bridge (\`--engine-target llamacpp=…\`). ` +
       `Each request: a ${o.shape.promptWords}-word prompt, ${o.shape.maxTokens} tokens streamed (\`ignore_eos\`). ` +
       `Capacity: completions/s of 8 closed-loop clients without shedding, **${fmt(o.capacity, 2)} req/s**; ` +
       `alone a request's first token came after ${fmt(o.alone.ttftMs, 0)} ms and its answer after ${fmt(o.alone.totalMs, 0)} ms. ` +
       `Objective: 3 × that first token + a quarter of that answer = **${o.objectiveMs} ms**. ` +
-      `Poisson arrivals at each multiple of capacity, the same for every policy; each policy is one \`/busy_threshold\` ` +
-      `write on the same frontend, its points interleaved with the others' in ${o.rounds.length} round(s) (medians, spread over rounds in brackets). ` +
+      `Poisson arrivals at each multiple of capacity, the same for every policy; each policy's points ` +
+      `interleaved with the others' in ${o.rounds.length} round(s) (medians, spread over rounds in brackets). ` +
       `Goodput: requests a second, counted by arrival in the window, whose first token met the objective. Admitted TTFT: ` +
       `a request still without a first token when the point's drain time ran out counts with the time it had waited.`,
     '',
@@ -137,7 +137,7 @@ function details(o: Outcome): string {
   }
   if (o.settings.size > 0) {
     lines.push(
-      '**Settings at 4× capacity** (one point each, before the rounds): which thresholds keep the 4 slots busy and the wait short.',
+      "**Settings at 4× capacity** (one point each, before the rounds, in this order on the static policy's frontend): which thresholds keep the 4 slots busy and the wait short.",
       '',
       head,
       rule,
