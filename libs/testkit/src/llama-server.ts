@@ -61,7 +61,7 @@ export interface LlamaServerOptions extends SpawnOptions {
 
 /**
  * Debian's real `llama-server` (llama.cpp) on a loopback port below the ephemeral range, with
- * `--metrics`, serving the tiny random-weight model: its text is noise, its slots, queue, KV
+ * `--metrics`, serving one of the random-weight models (LLAMA_MODELS): its text is noise, its slots, queue, KV
  * cache, timings and metrics are the real server's. `stop()` and `restart()` take it away and
  * bring it back on the same port.
  */
