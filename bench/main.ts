@@ -4,7 +4,7 @@
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { connect } from 'nats';
 import { Client } from 'pg';
 import { hasTaskset, pin, ROOT, stopEverything } from '@sluice/testkit';
@@ -172,7 +172,11 @@ function writeReport(args: Args, ctx: BenchContext, outcomes: ScenarioOutcome[])
     },
     outcomes,
   );
+  mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, md);
+  const plots = outcomes.flatMap((o) => o.result?.plots ?? []);
+  if (plots.length) mkdirSync(join(dirname(out), 'bench'), { recursive: true });
+  for (const p of plots) writeFileSync(join(dirname(out), 'bench', `${p.name}.svg`), p.svg);
   const figures = outcomes.flatMap((o) => o.result?.figures ?? []);
   const count = (v: string): number => figures.filter((f) => verdict(f) === v).length;
   log(`report written to ${relative(ROOT, out).startsWith('..') ? out : relative(ROOT, out)}`);

@@ -5,10 +5,10 @@ import { connect, NatsConnection } from 'nats';
 import { FakeEngine, metricSamples } from '@sluice/testkit';
 import { quietPort, NATS_URL, spawnApp, uniqueNamespace, waitFor } from './support/processes';
 
-const FIXTURES = join(__dirname, 'fixtures', 'engines', 'llamacpp');
+const FIXTURES = join(__dirname, 'fixtures', 'engines', 'llamacpp', '0.7.0');
 const routes = () => ({
   '/props': JSON.parse(readFileSync(join(FIXTURES, 'props.json'), 'utf8')) as object,
-  '/slots': JSON.parse(readFileSync(join(FIXTURES, 'slots.json'), 'utf8')) as object,
+  '/slots': JSON.parse(readFileSync(join(FIXTURES, 'slots-busy.json'), 'utf8')) as object,
 });
 
 const BASE = ['--engine', 'llamacpp', '--nats-url', NATS_URL, '--target', 'http://127.0.0.1:9'];
@@ -25,6 +25,7 @@ describe('standalone bridge app (contract §7)', () => {
       ['--namespace', 'a.b'],
       ['--target', 'localhost:8000'],
       ['--dns-target', 'no-port'],
+      ['--llamacpp-kv-cache', 'shared'],
     ];
 
     it.each(cases)(

@@ -63,9 +63,9 @@ async function scrapes(bridge: Started, workerId: string, result: string): Promi
 }
 
 const llamacppRoutes = () => ({
-  '/props': json('llamacpp', 'props.json'),
-  '/slots': JSON.parse(fixture('llamacpp', 'slots.json')) as object,
-  '/metrics': fixture('llamacpp', 'metrics.txt'),
+  '/props': json('llamacpp', '0.7.0/props.json'),
+  '/slots': JSON.parse(fixture('llamacpp', '0.7.0/slots-busy.json')) as object,
+  '/metrics': fixture('llamacpp', '0.7.0/metrics-busy.txt'),
 });
 
 async function gapValue(bridge: Started, workerId: string, gap: string): Promise<number> {
@@ -124,13 +124,14 @@ describe('engine bridge against real NATS (contract §7)', () => {
     expect(parseKvMetricsReport(first).ok).toBe(true);
     expect(first).toMatchObject({
       worker_id: llama.hostPort,
-      model: 'qwen2.5-7b-instruct',
+      model: 'tiny',
       endpoint: llama.url,
       dp_rank: 0,
       dp_size: 1,
       kv_total_blocks: 4,
-      active_decode_blocks: 3,
-      num_requests_waiting: 6,
+      active_decode_blocks: 4,
+      kv_block_size: 2048,
+      num_requests_waiting: 2,
       max_num_batched_tokens: 4096,
       seq: 0,
     });
@@ -144,7 +145,10 @@ describe('engine bridge against real NATS (contract §7)', () => {
     );
     llama.set(
       '/metrics',
-      fixture('llamacpp', 'metrics.txt').replace('requests_deferred 6', 'requests_deferred 0'),
+      fixture('llamacpp', '0.7.0/metrics-busy.txt').replace(
+        'requests_deferred 2',
+        'requests_deferred 0',
+      ),
     );
     const idle = await waitFor(
       () => recorder.reports(llama.hostPort).find((r) => r.active_decode_blocks === 0),

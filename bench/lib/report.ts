@@ -111,6 +111,7 @@ export function renderReport(run: RunInfo, outcomes: ScenarioOutcome[]): string 
       '',
     );
     if (o.result) lines.push(o.result.details, '');
+    for (const p of o.result?.plots ?? []) lines.push(`![${p.alt}](bench/${p.name}.svg)`, '');
     if (o.error) lines.push('```', o.error, '```', '');
   }
   return `${lines

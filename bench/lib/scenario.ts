@@ -65,6 +65,15 @@ export interface ScenarioResult {
   readonly details: string;
   /** The processes whose figures the scenario compares, as `/proc` showed them. */
   readonly processes: ProcessInfo[];
+  /** SVG charts, written beside the report (`bench/<name>.svg`) and shown after `details`. */
+  readonly plots?: Plot[];
+}
+
+export interface Plot {
+  /** File name without extension, unique in the run. */
+  readonly name: string;
+  readonly alt: string;
+  readonly svg: string;
 }
 
 export interface Scenario {

@@ -5,10 +5,12 @@ import { goodputScenario } from './goodput';
 import { memoryScenario } from './memory';
 import { propagationScenario } from './propagation';
 import { reactionScenario } from './reaction';
+import { realEngineScenario } from './real-engine';
 import { rejectionScenario } from './rejection';
 
 /** Every scenario, in the order `npm run bench` runs them (bench/README.md: adding one). */
 export const SCENARIOS: Scenario[] = [
+  realEngineScenario,
   rejectionScenario,
   admittedScenario,
   reactionScenario,

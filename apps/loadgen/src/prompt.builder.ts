@@ -9,8 +9,11 @@ const WORDS = [
   'marble', 'beacon', 'thicket', 'voyage', 'saddle', 'nectar', 'quiver', 'summit',
 ];
 
-/** mulberry32: a small seeded generator, so request i always gets the same prompt. */
-function seededRandom(seed: number): () => number {
+/**
+ * mulberry32: a small seeded generator, so request i always gets the same prompt (and bench
+ * scenarios the same arrivals for every policy).
+ */
+export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -3,6 +3,7 @@ import { Registry } from 'prom-client';
 import { Dispatcher } from 'undici';
 import { BridgeLogger } from './bridge-logger';
 import { EngineAdapter, EngineName } from './engines/engine-adapter';
+import { LlamacppKvCache } from './engines/llamacpp.adapter';
 import { TargetSourceOptions } from './targets/target-sources';
 
 export const BRIDGE_DEFAULTS = {
@@ -24,6 +25,8 @@ export interface EngineBridgeOptions extends TargetSourceOptions {
   /** Overrides the model name the engine reports. */
   readonly model?: string;
   readonly maxNumBatchedTokens?: number;
+  /** How llama.cpp servers hold their KV cache (`--llamacpp-kv-cache`); default per-slot. */
+  readonly llamacppKvCache?: LlamacppKvCache;
   /** Where reports and worker_down go: NATS, the in-process bus, or a test's recorder. */
   readonly publisher: Pick<EventPublisher, 'publish'>;
   /** The bridge's series are registered here (the frontend passes its own registry). */

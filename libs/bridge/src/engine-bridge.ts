@@ -42,7 +42,9 @@ export class EngineBridge {
   constructor(private readonly options: EngineBridgeOptions) {
     this.now = options.now ?? Date.now;
     this.logger = options.logger ?? defaultBridgeLogger();
-    this.adapter = options.adapter ?? createEngineAdapter(options.engine);
+    this.adapter =
+      options.adapter ??
+      createEngineAdapter(options.engine, { llamacppKvCache: options.llamacppKvCache });
     this.ownsDispatcher = options.dispatcher === undefined;
     this.dispatcher =
       options.dispatcher ??

@@ -1,5 +1,6 @@
 export { EngineBridge } from './engine-bridge';
 export { VLLM_FILTERED_PATH } from './engines/vllm.adapter';
+export { LLAMACPP_KV_CACHES, type LlamacppKvCache } from './engines/llamacpp.adapter';
 export { BRIDGE_DEFAULTS, type EngineBridgeOptions } from './engine-bridge.options';
 export type { BridgeWorkerStatus, WorkerState } from './worker-entry';
 export type { BridgeLogger } from './bridge-logger';

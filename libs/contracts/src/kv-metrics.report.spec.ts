@@ -78,6 +78,15 @@ describe('parseKvMetricsReport', () => {
     });
   });
 
+  it('maps the KV block size, and refuses one below 1', () => {
+    expect(sut(wire({ kv_block_size: 2048 }))).toMatchObject({
+      ok: true,
+      value: { kvBlockSize: 2048 },
+    });
+    expect(sut(wire())).not.toHaveProperty('value.kvBlockSize');
+    expect(reasonFor(wire({ kv_block_size: 0 }))).toBe("missing or invalid field 'kv_block_size'");
+  });
+
   it('accepts zero loads and an https endpoint', () => {
     const r = sut(
       wire({ endpoint: 'https://w.example', active_decode_blocks: 0, active_prefill_tokens: 0 }),
@@ -155,6 +164,7 @@ describe('parseKvMetricsReport', () => {
     'active_prefill_tokens',
     'num_requests_waiting',
     'max_num_batched_tokens',
+    'kv_block_size',
     'timestamp_ms',
     'seq',
     'dp_size',

@@ -16,6 +16,12 @@ export interface KvMetricsReport {
   readonly numRequestsWaiting: number | undefined;
   /** Absent when the worker does not report it; the `frac` threshold then never fires. */
   readonly maxNumBatchedTokens: number | undefined;
+  /**
+   * Tokens one of the rank's KV blocks holds, when the publisher knows it: what the frontend
+   * reserves for a request it sends is its tokens in these blocks (16, vLLM's default, when
+   * absent). A llama.cpp slot is one block of its context window.
+   */
+  readonly kvBlockSize?: number;
   readonly timestampMs: number | undefined;
   /** Per-publisher sequence number: a lower one than the last seen for the rank is stale. */
   readonly seq: number | undefined;
@@ -35,6 +41,8 @@ export interface KvMetricsWire {
   active_prefill_tokens?: number;
   num_requests_waiting?: number;
   max_num_batched_tokens?: number;
+  /** Optional, Sluice's own: tokens one KV block holds (see KvMetricsReport.kvBlockSize). */
+  kv_block_size?: number;
   timestamp_ms?: number;
   seq?: number;
   /** Optional, Sluice's own: who published the report (e.g. `bridge vllm host:pid`). */
@@ -132,6 +140,9 @@ export function parseKvMetricsReport(raw: unknown): ParseResult<KvMetricsReport>
   if (!isCount(dpRank) || dpRank >= dpSize) return bad('dp_rank');
   const maxBatched = r.max_num_batched_tokens ?? undefined;
   if (maxBatched !== undefined && !isCount(maxBatched)) return bad('max_num_batched_tokens');
+  const blockSize = r.kv_block_size ?? undefined;
+  if (blockSize !== undefined && (!isCount(blockSize) || blockSize < 1))
+    return bad('kv_block_size');
   const ts = r.timestamp_ms ?? undefined;
   if (ts !== undefined && !isCount(ts)) return bad('timestamp_ms');
   const seq = r.seq ?? undefined;
@@ -156,6 +167,7 @@ export function parseKvMetricsReport(raw: unknown): ParseResult<KvMetricsReport>
       activePrefillTokens: prefill,
       numRequestsWaiting: waiting,
       maxNumBatchedTokens: maxBatched,
+      ...(blockSize === undefined ? {} : { kvBlockSize: blockSize }),
       timestampMs: ts,
       seq,
       source,

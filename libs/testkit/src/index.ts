@@ -4,6 +4,7 @@
  * Never imported by the services.
  */
 export * from './apps';
+export * from './completion-client';
 export * from './fake-engine';
 export * from './llama-server';
 export * from './metrics-text';

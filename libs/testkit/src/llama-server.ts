@@ -1,9 +1,17 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { metricSamples } from './metrics-text';
 import { Proc, ROOT, spawnProcess, SpawnOptions } from './process';
 import { ProcessGroup } from './process-group';
 import { quietPort, waitFor } from './wait';
+
+/**
+ * The models `npm run engines:setup` writes (random weights): `tiny` (n_embd 512, 8 layers) and
+ * `micro` (256, 4 layers, about four times faster; what the tests and the bench run).
+ */
+export const LLAMA_MODELS = ['tiny', 'micro'] as const;
+export type LlamaModel = (typeof LLAMA_MODELS)[number];
 
 /** Where `npm run engines:setup` (tools/engines/setup.sh) keeps the engine root and models. */
 export const ENGINES_DIR_ENV = 'SLUICE_ENGINES_DIR';
@@ -28,8 +36,9 @@ export function realEngineUnavailable(): string | null {
   if (!existsSync(join(root, '.sluice-ready'))) {
     return `no engine root at ${root} (run \`npm run engines:setup\`)`;
   }
-  if (!existsSync(join(root, 'models', 'tiny.gguf'))) {
-    return `no model at ${join(root, 'models', 'tiny.gguf')} (run \`npm run engines:setup\`)`;
+  for (const model of LLAMA_MODELS) {
+    const file = join(root, 'models', `${model}.gguf`);
+    if (!existsSync(file)) return `no model at ${file} (run \`npm run engines:setup\`)`;
   }
   return null;
 }
@@ -39,12 +48,12 @@ export interface LlamaServerOptions extends SpawnOptions {
   slots?: number;
   /** Total context (`-c`), shared by the slots; default 8192 (2048 a slot at 4 slots). */
   context?: number;
-  /** The served model name (`-a`); default `tiny`. */
+  /** The served model name (`-a`); default the model's name. */
   alias?: string;
   /** Threads (`-t`); default 1. */
   threads?: number;
-  /** A model file under the root's `/models`; default `tiny.gguf`. */
-  model?: string;
+  /** One of the models under the root's `/models`; default `tiny`. */
+  model?: LlamaModel;
   /** Further flags, e.g. `--no-slots` or `--kv-unified`. */
   args?: string[];
   group?: ProcessGroup;
@@ -52,7 +61,7 @@ export interface LlamaServerOptions extends SpawnOptions {
 
 /**
  * Debian's real `llama-server` (llama.cpp) on a loopback port below the ephemeral range, with
- * `--metrics`, serving the tiny random-weight model: its text is noise, its slots, queue, KV
+ * `--metrics`, serving one of the random-weight models (LLAMA_MODELS): its text is noise, its slots, queue, KV
  * cache, timings and metrics are the real server's. `stop()` and `restart()` take it away and
  * bring it back on the same port.
  */
@@ -79,7 +88,7 @@ export class LlamaServer {
   }
 
   get alias(): string {
-    return this.options.alias ?? 'tiny';
+    return this.options.alias ?? this.options.model ?? 'tiny';
   }
 
   get slots(): number {
@@ -109,7 +118,7 @@ export class LlamaServer {
     const args = [
       root,
       'llama-server',
-      ['-m', `/models/${o.model ?? 'tiny.gguf'}`],
+      ['-m', `/models/${o.model ?? 'tiny'}.gguf`],
       ['--host', '127.0.0.1', '--port', String(this.port)],
       ['-c', String(o.context ?? 8192), '-np', String(this.slots), '-t', String(o.threads ?? 1)],
       ['-a', this.alias, '--metrics'],
@@ -150,6 +159,13 @@ export class LlamaServer {
   async metrics(): Promise<string> {
     const res = await fetch(`${this.url}/metrics`);
     return res.text();
+  }
+
+  /** Slots processing and requests waiting for one, from `/metrics`. */
+  async load(): Promise<{ processing: number; deferred: number }> {
+    const text = await this.metrics();
+    const one = (name: string): number => metricSamples(text, `llamacpp:${name}`)[0] ?? NaN;
+    return { processing: one('requests_processing'), deferred: one('requests_deferred') };
   }
 }
 

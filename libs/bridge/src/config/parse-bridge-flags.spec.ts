@@ -15,6 +15,7 @@ describe('parseBridgeFlags', () => {
       downAfterMs: 3000,
       model: undefined,
       maxNumBatchedTokens: undefined,
+      llamacppKvCache: 'per-slot',
       namespace: 'dynamo',
       natsUrl: 'nats://127.0.0.1:4222',
       httpHost: '0.0.0.0',
@@ -30,6 +31,7 @@ describe('parseBridgeFlags', () => {
       SLUICE_DNS_TARGET: 'svc.local:80',
       SLUICE_DOWN_AFTER_MS: '5000',
       SLUICE_MAX_NUM_BATCHED_TOKENS: '8192',
+      SLUICE_LLAMACPP_KV_CACHE: 'unified',
     });
     expect(sut).toMatchObject({
       engine: 'tgi',
@@ -37,6 +39,7 @@ describe('parseBridgeFlags', () => {
       dnsTargets: ['svc.local:80'],
       downAfterMs: 5000,
       maxNumBatchedTokens: 8192,
+      llamacppKvCache: 'unified',
     });
     expect(parseBridgeFlags([...BASE, '--target', 'http://c:3']).targets).toEqual([
       'http://a:1',
@@ -50,6 +53,7 @@ describe('parseBridgeFlags', () => {
     [['--scrape-timeout-ms', '1.5'], '--scrape-timeout-ms', '1.5'],
     [['--down-after-ms', '-1'], '--down-after-ms', '-1'],
     [['--max-num-batched-tokens', 'lots'], '--max-num-batched-tokens', 'lots'],
+    [['--llamacpp-kv-cache', 'shared'], '--llamacpp-kv-cache', 'shared'],
     [['--http-port', '70000'], '--http-port', '70000'],
     [['--namespace', 'a.b'], '--namespace', 'a.b'],
     [['--target', 'localhost:8000'], '--target', 'localhost:8000'],

@@ -13,6 +13,7 @@ import {
 } from '@sluice/cli';
 import { BRIDGE_DEFAULTS } from '../engine-bridge.options';
 import { ENGINE_NAMES, EngineName } from '../engines/engine-adapter';
+import { LLAMACPP_KV_CACHES, LlamacppKvCache } from '../engines/llamacpp.adapter';
 import { parseDnsTarget, parseTargetSpec, TargetSpecError } from '../targets/target';
 import { BridgeConfigError } from './bridge-config.error';
 
@@ -97,6 +98,12 @@ export const BRIDGE_FLAGS = {
     1,
     Number.MAX_SAFE_INTEGER,
   ),
+  'llamacpp-kv-cache': valueFlag<LlamacppKvCache>({
+    arg: LLAMACPP_KV_CACHES.join('|'),
+    help: 'llama.cpp: each slot owns a context window (-np N), or the slots share one cache (--kv-unified)',
+    parse: oneOf<LlamacppKvCache>(LLAMACPP_KV_CACHES),
+    default: 'per-slot',
+  }),
   namespace: valueFlag({
     arg: 'NS',
     help: 'NATS subject namespace',
@@ -129,6 +136,7 @@ export interface BridgeFlags {
   readonly downAfterMs: number;
   readonly model: string | undefined;
   readonly maxNumBatchedTokens: number | undefined;
+  readonly llamacppKvCache: LlamacppKvCache;
   readonly namespace: string;
   readonly natsUrl: string;
   readonly httpHost: string;
@@ -173,6 +181,7 @@ export function parseBridgeFlags(argv: string[], env: NodeJS.ProcessEnv = {}): B
     downAfterMs: v['down-after-ms'],
     model: v.model,
     maxNumBatchedTokens: v['max-num-batched-tokens'],
+    llamacppKvCache: v['llamacpp-kv-cache'],
     namespace: v.namespace,
     natsUrl: v['nats-url'],
     httpHost: v['http-host'],

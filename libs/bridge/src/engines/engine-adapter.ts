@@ -8,6 +8,8 @@ export interface RankLoad {
   readonly kvTotalBlocks: number;
   readonly numRequestsWaiting?: number;
   readonly activePrefillTokens?: number;
+  /** Tokens one block holds, when the engine's unit is not vLLM's 16-token block. */
+  readonly kvBlockSize?: number;
 }
 
 /**

@@ -75,7 +75,10 @@ describe('pickSampleLines', () => {
       'sglang/metrics.txt',
       ['sglang:num_used_tokens', 'sglang:max_total_num_tokens', 'sglang:num_queue_reqs'],
     ],
-    ['llamacpp/metrics.txt', ['llamacpp:requests_processing', 'llamacpp:requests_deferred']],
+    [
+      'llamacpp/0.7.0/metrics-busy.txt',
+      ['llamacpp:requests_processing', 'llamacpp:requests_deferred'],
+    ],
     [
       'tgi/metrics.txt',
       ['tgi_batch_current_max_tokens', 'tgi_batch_max_total_tokens', 'tgi_queue_size'],

@@ -44,6 +44,7 @@ export class ReportBuilder {
         report.num_requests_waiting = rank.numRequestsWaiting;
       if (rank.activePrefillTokens !== undefined)
         report.active_prefill_tokens = rank.activePrefillTokens;
+      if (rank.kvBlockSize !== undefined) report.kv_block_size = rank.kvBlockSize;
       if (this.settings.maxNumBatchedTokens !== undefined) {
         report.max_num_batched_tokens = this.settings.maxNumBatchedTokens;
       }

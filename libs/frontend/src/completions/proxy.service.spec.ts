@@ -147,6 +147,33 @@ describe('ProxyService (unary answers)', () => {
     expect(metrics.admitted).toHaveBeenCalledTimes(1); // one request, though two workers
   });
 
+  it('sends again to the same worker when it closed a kept-alive connection under the request', async () => {
+    const lease = leaseOf(worker('w1'));
+    router.acquire.mockReturnValue(lease);
+    router.acquireOther.mockReturnValue(undefined);
+    let attempts = 0;
+    answers.set('w1', () =>
+      ++attempts === 1
+        ? Promise.reject(Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }))
+        : ok('{"id":"z"}')(),
+    );
+    const res = await post();
+    expect(res.statusCode).toBe(200);
+    expect(sent.map((x) => x.worker)).toEqual(['w1', 'w1']);
+    expect(lease.release).toHaveBeenCalledTimes(1);
+  });
+
+  it('does not send again to a worker that refused the connection, when no other is free', async () => {
+    router.acquire.mockReturnValue(leaseOf(worker('w1')));
+    router.acquireOther.mockReturnValue(undefined);
+    answers.set('w1', () =>
+      Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })),
+    );
+    await post();
+    expect(thrown).toBeInstanceOf(UpstreamError);
+    expect(sent).toHaveLength(1);
+  });
+
   it("asks the router for a worker free for the request's class, on the retry too", async () => {
     router.acquire.mockReturnValue(leaseOf(worker('w1')));
     router.acquireOther.mockReturnValue(leaseOf(worker('w2')));

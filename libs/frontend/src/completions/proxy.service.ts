@@ -151,8 +151,10 @@ export class ProxyService {
   }
 
   /**
-   * One attempt, plus one retry on another worker when the first failed before answering. A
-   * failure after the status line (`MidAnswerError`) is not retried and goes to the caller.
+   * One attempt, plus one retry when the first failed before answering: on another worker, else
+   * on the same one when it had closed the kept-alive connection the request went out on
+   * (`closedConnection`). A failure after the status line (`MidAnswerError`) is not retried and
+   * goes to the caller.
    */
   private async send<T>(
     x: Exchange,
@@ -164,16 +166,17 @@ export class ProxyService {
     } catch (err) {
       if (err instanceof MidAnswerError) throw err;
       const failure = this.toUpstreamError(err, x);
-      const other =
-        failure.retryable && !x.cancel.cancelled
-          ? this.router.acquireOther(x.lease.worker, promptTokens, x.priority, x.maxTokens)
-          : undefined;
-      if (!other) throw this.logged(x, err, failure);
-      this.logFailure(x, err, `retried on worker ${other.worker.id}`);
-      x.lease.release();
-      x.lease = other;
+      if (!failure.retryable || x.cancel.cancelled) throw this.logged(x, err, failure);
+      const other = this.router.acquireOther(x.lease.worker, promptTokens, x.priority, x.maxTokens);
+      if (other) {
+        this.logFailure(x, err, `retried on worker ${other.worker.id}`);
+        x.lease.release();
+        x.lease = other;
+      } else if (!closedConnection(err)) {
+        throw this.logged(x, err, failure);
+      }
       try {
-        return await call(other.worker);
+        return await call(x.lease.worker);
       } catch (second) {
         if (second instanceof MidAnswerError) throw second;
         throw this.logged(x, second, this.toUpstreamError(second, x));
@@ -396,4 +399,15 @@ export class ProxyService {
     this.metrics.finished(x.model, (performance.now() - x.startedMs) / 1000);
     if (errorType !== null) this.metrics.answered(x.model, x.endpoint, x.stream, errorType);
   }
+}
+
+/**
+ * The worker closed the connection before any answer: a kept-alive connection it was closing as
+ * the request went out on it. llama.cpp's server does so after many streamed answers
+ * (docs/engines.md, "llama.cpp server"); the request never reached it, and a second attempt on a
+ * new connection is served.
+ */
+function closedConnection(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET';
 }

@@ -40,4 +40,11 @@ describe('--engine-target (contract §7)', () => {
     );
     expect(() => sut(['--engine-target', 'vllm=http://user:s3cret@h:1'])).not.toThrow(/s3cret/);
   });
+
+  it('says how the llama.cpp targets hold their KV cache: per slot unless told', () => {
+    expect(sut([]).llamacppKvCache).toBe('per-slot');
+    expect(sut(['--llamacpp-kv-cache', 'unified']).llamacppKvCache).toBe('unified');
+    expect(sut([], { SLUICE_LLAMACPP_KV_CACHE: 'unified' }).llamacppKvCache).toBe('unified');
+    expect(() => sut(['--llamacpp-kv-cache', 'shared'])).toThrow(/--llamacpp-kv-cache/);
+  });
 });

@@ -1,4 +1,4 @@
-import type { EngineName } from '@sluice/bridge';
+import type { EngineName, LlamacppKvCache } from '@sluice/bridge';
 
 import { DEFAULT_PRIORITY_FACTORS, DEFAULT_PRIORITY_HEADER, PriorityFactors } from './priority';
 import { PriorityKey } from './priority-keys';
@@ -57,6 +57,8 @@ export class FrontendConfig {
   readonly adminTokens: readonly AdminToken[] = [];
   /** Engines scraped by the in-process bridge; empty: none. */
   readonly engineTargets: readonly EngineTarget[] = [];
+  /** How the llama.cpp engine targets hold their KV cache (docs/engines.md). */
+  readonly llamacppKvCache: LlamacppKvCache = 'per-slot';
   /** Safety-net reload of every stored threshold, beside the NATS change notifications. */
   readonly thresholdResyncMs: number = 5000;
   readonly logLevel: LogLevel = 'info';

@@ -1,4 +1,11 @@
-import { ENGINE_NAMES, EngineName, parseTargetSpec, TargetSpecError } from '@sluice/bridge';
+import {
+  ENGINE_NAMES,
+  EngineName,
+  LLAMACPP_KV_CACHES,
+  LlamacppKvCache,
+  parseTargetSpec,
+  TargetSpecError,
+} from '@sluice/bridge';
 import {
   integerIn,
   InvalidFlagValue,
@@ -154,6 +161,12 @@ export const FRONTEND_FLAGS = {
     arg: 'ENGINE=[NAME=]URL',
     help: 'an engine scraped by the in-process bridge; ENGINE is vllm, sglang, llamacpp or tgi',
     parse: parseEngineTarget,
+  }),
+  'llamacpp-kv-cache': valueFlag({
+    arg: LLAMACPP_KV_CACHES.join('|'),
+    help: 'llama.cpp engine targets: each slot owns a context window (-np N), or the slots share one cache (--kv-unified)',
+    parse: oneOf<LlamacppKvCache>(LLAMACPP_KV_CACHES),
+    default: D.llamacppKvCache,
   }),
   'threshold-resync-ms': int(
     'MS',

@@ -58,6 +58,7 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
         : { path: tokenFile, source: sourceOf('admin-token-file') },
     ),
     engineTargets: v['engine-target'],
+    llamacppKvCache: v['llamacpp-kv-cache'],
     thresholdResyncMs: v['threshold-resync-ms'],
     logLevel: v['log-level'],
     accessLog: v['access-log'],

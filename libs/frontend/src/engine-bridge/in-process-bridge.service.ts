@@ -31,6 +31,7 @@ export class InProcessBridge implements OnModuleDestroy {
         engine,
         targets,
         namespace: this.config.namespace,
+        llamacppKvCache: this.config.llamacppKvCache,
         publisher: this.publisher,
         registry: register,
         source: `frontend bridge ${engine}`,

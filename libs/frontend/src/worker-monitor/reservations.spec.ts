@@ -8,6 +8,7 @@ import {
   reservedBlocks,
   ReservingRank,
 } from './reservations';
+import { SinceReport } from './since-report';
 
 type Rank = { reserved: RankReservations };
 
@@ -72,7 +73,7 @@ describe('ReservationLedger', () => {
     sut.add(ranks, 160, 10, 1); // taken from the moment it was sent
     report(0, 300);
     expect(sums(rank(0))).toEqual({ prefillTokens: 50, decodeBlocks: 4, waiting: 2 });
-    sut.release(first, ranks); // it failed before the worker answered: nothing of it counts
+    sut.release(first, ranks, 0); // it failed before the worker answered: nothing of it counts
     expect(sums(rank(0))).toEqual({ prefillTokens: 10, decodeBlocks: 1, waiting: 1 });
     report(0, 300);
     expect(sums(rank(0))).toEqual(NONE);
@@ -95,13 +96,27 @@ describe('ReservationLedger', () => {
   it('stops counting the prompt at the first token, and the blocks when the request ends', () => {
     report(0, 100);
     const r = sut.add(ranks, 150, 40, 3);
-    sut.firstToken(r, ranks);
-    sut.firstToken(r, ranks);
+    sut.firstToken(r, ranks, 0);
+    sut.firstToken(r, ranks, 0);
     expect(sums(rank(0))).toEqual({ prefillTokens: 0, decodeBlocks: 3, waiting: 0 });
-    sut.release(r, ranks);
-    sut.release(r, ranks);
+    sut.release(r, ranks, 0);
+    sut.release(r, ranks, 0);
     expect(sums(rank(0))).toEqual(NONE);
     expect(sut.size).toBe(0); // nothing left to count for anyone
+  });
+
+  it('takes off the report what ended since it was measured, until a report measured after', () => {
+    report(0, 100);
+    const r = sut.add(ranks, 150, 40, 1, false, true); // sent to a full engine: it waits
+    report(0, 200); // holds it, waiting
+    sut.firstToken(r, ranks, 250);
+    expect(rank(0).reserved.since).toMatchObject({ blocks: 0, waiting: 1 });
+    sut.release(r, ranks, 300);
+    expect(rank(0).reserved.since).toMatchObject({ blocks: 1, waiting: 1 });
+    report(0, 260); // measured after its first token, before its end
+    expect(rank(0).reserved.since).toMatchObject({ blocks: 1, waiting: 0 });
+    report(0, 300);
+    expect(rank(0).reserved.since).toMatchObject({ blocks: 0, waiting: 0 });
   });
 
   it('takes nothing away twice: a request ending after a report covered it', () => {
@@ -109,7 +124,7 @@ describe('ReservationLedger', () => {
     report(1, 100);
     const r = sut.add(ranks, 150, 40, 3);
     report(0, 200);
-    sut.release(r, ranks); // ended before the first token (cancelled)
+    sut.release(r, ranks, 0); // ended before the first token (cancelled)
     expect(sums(rank(0))).toEqual(NONE);
     expect(sums(rank(1))).toEqual(NONE);
     report(1, 300);
@@ -142,12 +157,12 @@ describe('ReservationLedger', () => {
     const long = sut.add(ranks, 10, 100, 10);
     for (let t = 20; t < 2000; t += 10) {
       const r = sut.add(ranks, t, 1, 1);
-      sut.release(r, ranks);
+      sut.release(r, ranks, 0);
     }
     expect(sums(rank(0))).toEqual({ prefillTokens: 100, decodeBlocks: 10, waiting: 1 });
     report(0, 5); // before the long one
     expect(sums(rank(0))).toEqual({ prefillTokens: 100, decodeBlocks: 10, waiting: 1 });
-    sut.release(long, ranks);
+    sut.release(long, ranks, 0);
     report(0, 6);
     expect(sut.size).toBe(0);
   });
@@ -160,6 +175,13 @@ describe('reservedBlocks', () => {
     expect(reservedBlocks(16, 0)).toBe(1);
     expect(reservedBlocks(7, 150)).toBe(10);
     expect(reservedBlocks(0, 0)).toBe(0);
+  });
+
+  it("counts in the worker's own block size when its reports give one", () => {
+    // A llama.cpp slot of 2048 tokens is one block: a request takes one slot.
+    expect(reservedBlocks(60, 200, 2048)).toBe(1);
+    expect(reservedBlocks(2000, 200, 2048)).toBe(2);
+    expect(reservedBlocks(60, 200, 1)).toBe(260);
   });
 });
 
@@ -185,10 +207,16 @@ describe('judgedLoad', () => {
     maxNumBatchedTokens: 1000,
     numRequestsWaiting: 2,
     prefillReported: true,
-    reserved: { prefillTokens: 0, decodeBlocks: 0, waiting: 0, next: 0 },
+    reserved: { prefillTokens: 0, decodeBlocks: 0, waiting: 0, next: 0, since: new SinceReport() },
     ...over,
   });
-  const reserved = { prefillTokens: 400, decodeBlocks: 20, waiting: 4, next: 0 };
+  const reserved = {
+    prefillTokens: 400,
+    decodeBlocks: 20,
+    waiting: 4,
+    next: 0,
+    since: new SinceReport(),
+  };
 
   it('is the rank itself when nothing is reserved', () => {
     const r = rank();
@@ -203,6 +231,15 @@ describe('judgedLoad', () => {
       maxNumBatchedTokens: 1000,
       numRequestsWaiting: 4,
     });
+  });
+
+  it('takes off the report what ended since, never below zero', () => {
+    const since = new SinceReport();
+    since.add(10, 60, 3);
+    const r = rank({ reserved: { ...reserved, decodeBlocks: 0, waiting: 0, since } });
+    // 50 reported, 60 ended since (another frontend's report is older): 0, plus nothing reserved.
+    expect(judgedLoad(r, 1)).toMatchObject({ activeDecodeBlocks: 0, numRequestsWaiting: 0 });
+    expect(judgedLoad(r, 2)).toMatchObject({ activeDecodeBlocks: 20, numRequestsWaiting: 0.5 });
   });
 
   it('adds no prefill where it is already own bookkeeping, and no waiting where none is reported', () => {

@@ -5,18 +5,27 @@
  */
 
 import { RankLoad } from './busy-rule';
+import { SinceReport } from './since-report';
 
 /**
- * Tokens per KV block assumed when a request's blocks are reserved: vLLM's default block size
- * (and the simulated worker's `--block-size`). Reports carry no block size (contract §4); an
- * engine with larger blocks is over-reserved for the few milliseconds until its next report,
- * one with smaller blocks (SGLang counts tokens) under-reserved.
+ * Tokens per KV block assumed when a request's blocks are reserved and the worker's reports do
+ * not say (`kv_block_size`): vLLM's default block size (and the simulated worker's
+ * `--block-size`). An engine with larger blocks is over-reserved until its next report, one
+ * with smaller blocks under-reserved.
  */
 export const KV_BLOCK_TOKENS = 16;
 
-/** KV blocks a request holds once running: its prompt and every token it may generate. */
-export function reservedBlocks(promptTokens: number, maxTokens: number): number {
-  return Math.ceil((promptTokens + maxTokens) / KV_BLOCK_TOKENS);
+/**
+ * KV blocks a request holds once running: its prompt and every token it may generate, in
+ * blocks of `blockSize` tokens. A llama.cpp slot is one block of its context window, so a
+ * request there reserves one slot.
+ */
+export function reservedBlocks(
+  promptTokens: number,
+  maxTokens: number,
+  blockSize = KV_BLOCK_TOKENS,
+): number {
+  return Math.ceil((promptTokens + maxTokens) / blockSize);
 }
 
 /**
@@ -51,6 +60,8 @@ export interface RankReservations {
   waiting: number;
   /** Sequence number of the first reservation this rank's reports have not covered. */
   next: number;
+  /** What the rank's newest report holds of this frontend's requests that is over since. */
+  readonly since: SinceReport;
 }
 
 /** A rank as the registry keeps it: its reported load, and what was sent to it since. */
@@ -60,9 +71,15 @@ export interface ReservingRank extends RankLoad {
   readonly reserved: RankReservations;
 }
 
-/** KV blocks a rank is judged to hold: its report plus its share of the reserved blocks. */
+/**
+ * KV blocks a rank is judged to hold: its report, less the blocks of requests that ended since,
+ * plus its share of the reserved blocks.
+ */
 export function judgedDecodeBlocks(rank: ReservingRank, dpSize: number): number {
-  return rank.activeDecodeBlocks + rank.reserved.decodeBlocks / dpSize;
+  const r = rank.reserved;
+  return (
+    SinceReport.less(rank.activeDecodeBlocks, r.since.blocks, dpSize) + r.decodeBlocks / dpSize
+  );
 }
 
 /**
@@ -74,8 +91,18 @@ export function judgedDecodeBlocks(rank: ReservingRank, dpSize: number): number 
  */
 export function judgedLoad(rank: ReservingRank, dpSize: number): RankLoad {
   const r = rank.reserved;
-  if (r.prefillTokens === 0 && r.decodeBlocks === 0 && r.waiting === 0) return rank;
-  const waiting = rank.numRequestsWaiting;
+  if (
+    r.prefillTokens === 0 &&
+    r.decodeBlocks === 0 &&
+    r.waiting === 0 &&
+    r.since.blocks === 0 &&
+    r.since.waiting === 0
+  ) {
+    return rank;
+  }
+  const reported = rank.numRequestsWaiting;
+  const waiting =
+    reported === undefined ? undefined : SinceReport.less(reported, r.since.waiting, dpSize);
   return {
     activeDecodeBlocks: judgedDecodeBlocks(rank, dpSize),
     kvTotalBlocks: rank.kvTotalBlocks,
@@ -91,7 +118,10 @@ export type ReservingRanks = ReadonlyMap<number, { readonly reserved: RankReserv
 
 /** One request sent to the worker. */
 export class Reservation {
-  /** No first token yet: its prompt is prefill load and it counts as a waiting request. */
+  /**
+   * No first token yet: its prompt is prefill load and, when it found no room, it counts as a
+   * waiting request.
+   */
   prefilling = true;
   /** The request has not ended: its KV blocks are held. */
   live = true;
@@ -108,6 +138,11 @@ export class Reservation {
      * worker's acceptance, when the worker answered its status line (Infinity until then).
      */
     public acceptedMs: number,
+    /**
+     * The worker had no room for it when it was sent (`WorkerRegistry.reserve`): it waits in the
+     * engine's queue until its first token. One sent to a worker with room starts at once.
+     */
+    readonly waits = true,
   ) {}
 
   /**
@@ -148,7 +183,13 @@ export class ReservationLedger {
 
   /** A rank's bookkeeping when it first reports: every reservation kept counts until covered. */
   openRank(): RankReservations {
-    const rank: RankReservations = { prefillTokens: 0, decodeBlocks: 0, waiting: 0, next: 0 };
+    const rank: RankReservations = {
+      prefillTokens: 0,
+      decodeBlocks: 0,
+      waiting: 0,
+      next: 0,
+      since: new SinceReport(),
+    };
     rank.next = this.headSeq;
     for (let i = this.head; i < this.entries.length; i++) add(rank, this.entries[i], 1);
     return rank;
@@ -164,6 +205,7 @@ export class ReservationLedger {
     promptTokens: number,
     blocks: number,
     awaitAcceptance = false,
+    waits = true,
   ): Reservation {
     const r = new Reservation(
       this.nextSeq++,
@@ -171,6 +213,7 @@ export class ReservationLedger {
       promptTokens,
       blocks,
       awaitAcceptance ? Infinity : atMs,
+      waits,
     );
     this.entries.push(r);
     for (const { reserved } of ranks.values()) add(reserved, r, 1);
@@ -182,23 +225,33 @@ export class ReservationLedger {
     if (r.acceptedMs === Infinity) r.acceptedMs = Math.max(nowMs, r.atMs);
   }
 
-  /** The first token came: the prompt is no longer prefill load, the request no longer waits. */
-  firstToken(r: Reservation, ranks: ReservingRanks): void {
+  /**
+   * The first token came at `nowMs`: the prompt is no longer prefill load, the request no longer
+   * waits (taken off the reports that hold it waiting as well).
+   */
+  firstToken(r: Reservation, ranks: ReservingRanks, nowMs: number): void {
     if (!r.prefilling) return;
     for (const { reserved } of ranks.values()) {
-      if (reserved.next > r.seq) continue;
+      if (reserved.next > r.seq) {
+        if (r.waits) reserved.since.add(nowMs, 0, 1);
+        continue;
+      }
       reserved.prefillTokens -= r.promptTokens;
-      reserved.waiting -= 1;
+      if (r.waits) reserved.waiting -= 1;
     }
     r.prefilling = false;
   }
 
-  /** The request ended: its blocks are free again, so nothing of it is load any more. */
-  release(r: Reservation, ranks: ReservingRanks): void {
-    this.firstToken(r, ranks);
+  /**
+   * The request ended at `nowMs`: its blocks are free again, so nothing of it is load any more,
+   * in its reservation or in the reports that hold it.
+   */
+  release(r: Reservation, ranks: ReservingRanks, nowMs: number): void {
+    this.firstToken(r, ranks, nowMs);
     if (!r.live) return;
     for (const { reserved } of ranks.values()) {
       if (reserved.next <= r.seq) reserved.decodeBlocks -= r.blocks;
+      else reserved.since.add(nowMs, r.blocks, 0);
     }
     r.live = false;
     this.trim(ranks.size);
@@ -211,6 +264,7 @@ export class ReservationLedger {
    * have reported; a reservation every one of them covers is forgotten.
    */
   cover(rank: RankReservations, measuredAtMs: number, rankCount: number): void {
+    rank.since.drop(measuredAtMs);
     // Positions before the head belong to forgotten reservations, which counted for nobody.
     if (rank.next < this.headSeq) rank.next = this.headSeq;
     while (rank.next < this.nextSeq) {
@@ -228,6 +282,7 @@ export class ReservationLedger {
    * all that time, e.g. while the bus was down. Bounds the memory a silent worker can hold.
    */
   expire(beforeMs: number, ranks: ReservingRanks): void {
+    for (const { reserved } of ranks.values()) reserved.since.drop(beforeMs);
     while (this.head < this.entries.length && this.entries[this.head].atMs < beforeMs) {
       const r = this.entries[this.head];
       for (const { reserved } of ranks.values()) {
@@ -265,7 +320,7 @@ export class ReservationLedger {
 function add(rank: RankReservations, r: Reservation, sign: 1 | -1): void {
   if (r.prefilling) {
     rank.prefillTokens += sign * r.promptTokens;
-    rank.waiting += sign;
+    if (r.waits) rank.waiting += sign;
   }
   if (r.live) rank.decodeBlocks += sign * r.blocks;
 }

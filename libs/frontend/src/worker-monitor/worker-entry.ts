@@ -61,6 +61,8 @@ export class WorkerEntry {
   lastReportMs: number;
   /** Who publishes the worker's reports (their optional `source`), for the status page. */
   source: string | undefined;
+  /** Tokens one KV block holds, when the newest report says (its `kv_block_size`). */
+  kvBlockSize: number | undefined;
   constructor(
     readonly id: string,
     readonly model: string,
@@ -122,6 +124,25 @@ export class WorkerEntry {
       total += Math.min(1, Math.max(0, used / rank.kvTotalBlocks));
     }
     return total / this.ranks.size;
+  }
+
+  /**
+   * Whether a request of `blocks` KV blocks sent now must wait in the engine's queue: a queue is
+   * there already (reported or reserved), or no rank has room for its share of the blocks (a
+   * llama.cpp slot is one block: every slot taken). A rank that reports no KV blocks says
+   * nothing of its room: the request counts as waiting, the safe side.
+   */
+  hasNoRoomFor(blocks: number): boolean {
+    const loads = [...this.ranks.values()].map((rank) => ({
+      rank,
+      load: judgedLoad(rank, this.dpSize),
+    }));
+    if (loads.some(({ load }) => (load.numRequestsWaiting ?? 0) > 0)) return true;
+    return !loads.some(
+      ({ rank, load }) =>
+        rank.kvTotalBlocks > 0 &&
+        load.activeDecodeBlocks + blocks / this.dpSize <= rank.kvTotalBlocks,
+    );
   }
 
   /** Mean KV usage over reported ranks (0..1), used by the least-loaded router. */

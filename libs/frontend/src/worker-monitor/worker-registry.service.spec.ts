@@ -1,3 +1,4 @@
+import { SinceReport } from './since-report';
 import { Logger } from '@nestjs/common';
 import { KvMetricsReport } from '@sluice/contracts';
 import { parsedReport } from '@sluice/testkit';
@@ -67,7 +68,13 @@ describe('WorkerRegistry', () => {
       seq: undefined,
       busyFor: { critical: false, standard: false, sheddable: false },
       heldUntil: { critical: 0, standard: 0, sheddable: 0 },
-      reserved: { prefillTokens: 0, decodeBlocks: 0, waiting: 0, next: 0 },
+      reserved: {
+        prefillTokens: 0,
+        decodeBlocks: 0,
+        waiting: 0,
+        next: 0,
+        since: new SinceReport(),
+      },
     });
   });
 
@@ -304,7 +311,46 @@ describe('WorkerRegistry', () => {
       burst(1, 1002); // 100 of 100
       expect(w1().busy).toBe(true);
       expect(sut.model(M)?.allBusy).toBe(true);
-      expect(w1().ranks.get(0)?.reserved).toMatchObject({ decodeBlocks: 90, waiting: 9 });
+      // Each found room for its blocks when it was sent: none waits in the engine's queue.
+      expect(w1().ranks.get(0)?.reserved).toMatchObject({ decodeBlocks: 90, waiting: 0 });
+    });
+
+    it("reserves in the worker's own block size: one llama.cpp slot per request", () => {
+      // 4 slots of a 2048-token window, 2 processing: free (0.5 is not over 0.9).
+      const slots = { kvTotalBlocks: 4, kvBlockSize: 2048, timestampMs: 1000 };
+      sut.applyReport(report('w1', 2, slots), 1000);
+      burst(1, 1001); // 3 of 4 slots
+      expect(w1().busy).toBe(false);
+      expect(w1().ranks.get(0)?.reserved.decodeBlocks).toBe(1);
+      burst(1, 1002); // 4 of 4
+      expect(w1().busy).toBe(true);
+    });
+
+    it('frees a slot the moment a request its report holds ends, before the next report', () => {
+      const slots = { kvTotalBlocks: 4, kvBlockSize: 2048, timestampMs: 1000 };
+      sut.applyReport(report('w1', 3, slots), 1000);
+      const [mine] = burst(1, 1001);
+      sut.applyReport(report('w1', 4, { ...slots, timestampMs: 1100 }), 1100); // holds it
+      expect(w1().busy).toBe(true);
+      mine.release();
+      expect(w1().busy).toBe(false);
+      // A report measured before it ended still holds it: still taken off.
+      sut.applyReport(report('w1', 4, { ...slots, timestampMs: 1150 }), 1150);
+      expect(w1().busy).toBe(false);
+    });
+
+    it('counts a request as waiting in the engine only when it found no room there', () => {
+      const slots = {
+        kvTotalBlocks: 4,
+        kvBlockSize: 2048,
+        numRequestsWaiting: 0,
+        timestampMs: 1000,
+      };
+      sut.applyReport(report('w1', 3, slots), 1000);
+      burst(1, 1001); // the last free slot: it starts at once
+      expect(w1().ranks.get(0)?.reserved.waiting).toBe(0);
+      burst(1, 1002); // no slot left: it waits for one
+      expect(w1().ranks.get(0)?.reserved.waiting).toBe(1);
     });
 
     it('drops the reservations a newer report covers, and keeps those it cannot show', () => {

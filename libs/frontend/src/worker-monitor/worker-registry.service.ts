@@ -193,7 +193,8 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
    * The router sent a request to the worker at `nowMs`. Until a report measured after that
    * covers it (with `awaitAcceptance`, measured after the handle's `accepted()`), each rank is
    * judged with its share of the request's prompt tokens (until its first token), its KV blocks
-   * (until it ends) and one waiting request (reservations.ts).
+   * (until it ends) and, when the worker had no room for it, one waiting request (until its first
+   * token; reservations.ts).
    */
   reserve(
     worker: WorkerEntry,
@@ -204,12 +205,14 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
   ): ReservationHandle {
     const ledger = worker.reservations;
     ledger.expire(nowMs - this.config.workerTtlMs, worker.ranks);
+    const blocks = reservedBlocks(promptTokens, maxTokens, worker.kvBlockSize);
     const r = ledger.add(
       worker.ranks,
       nowMs,
       promptTokens,
-      reservedBlocks(promptTokens, maxTokens),
+      blocks,
       awaitAcceptance,
+      worker.hasNoRoomFor(blocks),
     );
     this.rejudge(worker);
     return {
@@ -217,12 +220,12 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       firstToken: () => {
         if (!r.prefilling) return;
         ledger.accept(r, Date.now());
-        ledger.firstToken(r, worker.ranks);
+        ledger.firstToken(r, worker.ranks, Date.now());
         this.rejudge(worker);
       },
       release: () => {
         if (!r.live) return;
-        ledger.release(r, worker.ranks);
+        ledger.release(r, worker.ranks, Date.now());
         this.rejudge(worker);
       },
     };
@@ -322,6 +325,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       state.numRequestsWaiting = r.numRequestsWaiting;
       state.seq = r.seq;
     }
+    worker.kvBlockSize = r.kvBlockSize;
     worker.reservations.cover(state.reserved, measuredMs, worker.ranks.size);
     this.judge(worker, state, this.thresholds.byClass(worker.model), nowMs);
     return state;

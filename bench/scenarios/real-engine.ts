@@ -1,0 +1,156 @@
+/**
+ * The real engine as the yardstick: one Debian llama-server (4 slots, the micro model of
+ * `npm run engines:setup`) on CPU 1 behind three frontends on CPU 0, one per policy, each with
+ * its in-process bridge and its own TTFT model; offered 0.5x to 4x the engine's measured capacity
+ * with shedding off, static thresholds and a TTFT objective, the policies interleaved.
+ *
+ * Port of the `engine` branch's scenario 12 to the scenario API (bench/lib/scenario.ts): this
+ * file and real-engine-report.ts replace s12-real-engine.ts, -report.ts and -plots.ts (plots are
+ * gone); s12-real-engine-load.ts and s12-real-engine-policies.ts move unchanged to
+ * real-engine-load.ts and real-engine-policies.ts. Registered in bench/scenarios/index.ts after
+ * `goodputScenario`.
+ */
+import { LlamaModel, LlamaServer, realEngineUnavailable } from '@sluice/testkit';
+import { BenchContext, CPU } from '../lib/context';
+import { describeProcess, requireLikeForLike } from '../lib/processes';
+import { Plan, Scenario, ScenarioResult } from '../lib/scenario';
+import { startFrontend, Started } from '../lib/sluice';
+import { fmt, pct, rotate, uniqueNamespace, waitFor } from '../lib/util';
+import { closedLoopRate, PointResult, RequestShape, runPoint, unloaded } from './real-engine-load';
+import { POLICIES, Policy, policyBody, SETTINGS } from './real-engine-policies';
+import { plots } from './real-engine-plots';
+import { details, figures, Point, Run } from './real-engine-report';
+
+const MODEL: LlamaModel = 'micro';
+const SHAPE: RequestShape = { model: MODEL, promptWords: 16, maxTokens: 96 };
+/** `NAME:TOKEN` (docs/security.md); requests carry the token. */
+const ADMIN = { name: 'bench', token: 'real-engine-admin' };
+
+export const realEngineScenario: Scenario = {
+  id: 'real-engine',
+  title: 'Real engine: llama.cpp server under overload',
+  plan: (quick) => (quick ? { rounds: 1, seconds: 90 } : { rounds: 2, seconds: 660 }),
+  async run(ctx: BenchContext, plan: Plan): Promise<ScenarioResult> {
+    const why = realEngineUnavailable();
+    if (why) throw new Error(`the real llama.cpp server cannot run here: ${why}`);
+    const g = ctx.group();
+    try {
+      const llama = await LlamaServer.start({ model: MODEL, slots: 4, cpu: CPU.client, group: g });
+      const start = (policy: Policy): Promise<Started> =>
+        startFrontend(g, {
+          ...{ natsUrl: ctx.natsUrl, databaseUrl: ctx.databaseUrl },
+          ...{ namespace: uniqueNamespace('realengine'), cpu: CPU.server },
+          name: `frontend-${policy}`,
+          flags: [
+            ...['--admin-token', `${ADMIN.name}:${ADMIN.token}`, '--admission-control', 'none'],
+            ...['--engine-target', `llamacpp=llama=${llama.url}`],
+          ],
+        });
+      const started = await Promise.all(POLICIES.map(start));
+      const fe = Object.fromEntries(POLICIES.map((p, i) => [p, started[i]])) as Record<
+        (typeof POLICIES)[number],
+        Started
+      >;
+      for (const f of started) await engineKnown(f);
+      const processes = POLICIES.map((p) => describeProcess(`frontend, ${p}`, fe[p].proc.pid));
+      requireLikeForLike(processes);
+
+      const alone = await unloaded(fe.off.url, SHAPE, ctx.quick ? 5 : 10);
+      const capacity = await closedLoopRate(
+        fe.off.url,
+        SHAPE,
+        8,
+        ctx.quick ? 8 : 16,
+        ctx.quick ? 2 : 4,
+      );
+      // A user's wait worth keeping: what one request alone waits, plus a quarter of an answer
+      // (a queued request waits about that long for one of the 4 slots to free).
+      const objectiveMs = Math.round(3 * alone.ttftMs + alone.totalMs / 4);
+      const [durationS, warmupS, drainS] = ctx.quick ? [8, 2, 6] : [15, 3, 10];
+      const run: Run = {
+        ...{
+          shape: SHAPE,
+          capacity,
+          alone,
+          objectiveMs,
+          rounds: plan.rounds,
+          durationS,
+          warmupS,
+          drainS,
+        },
+        loads: ctx.quick ? [1, 4] : [0.5, 1, 2, 4],
+      };
+      ctx.log(
+        `unloaded TTFT ${fmt(alone.ttftMs, 0)} ms, answer ${fmt(alone.totalMs, 0)} ms; ` +
+          `capacity ${fmt(capacity, 2)} req/s; objective ${objectiveMs} ms`,
+      );
+      const point = async (f: Started, policy: Policy, load: number, seed: number) => {
+        await setPolicy(f, policyBody(policy, MODEL, objectiveMs));
+        await idle(llama);
+        const r = await runPoint({
+          ...{ ...SHAPE, url: f.url, rate: load * capacity, objectiveMs, seed, llama },
+          ...{ durationS, warmupS, drainS },
+        });
+        ctx.log(
+          `${policy} at ${load}×: ${fmt(r.goodput, 2)} req/s within the objective, refused ` +
+            `${pct(r.refused / Math.max(1, r.arrivals))}, TTFT p99 ${fmt(r.ttftP99, 0)} ms`,
+        );
+        return r;
+      };
+      // Full runs: the settings docs/engines.md weighs, once each at 4×, on the static
+      // frontend (the objective alone first, while its TTFT model has learnt from no other).
+      const settings = new Map<string, PointResult>();
+      for (const s of ctx.quick ? [] : SETTINGS)
+        settings.set(s, await point(fe.static, s, 4, 1000));
+      const points: Point[] = [];
+      for (let round = 0; round < plan.rounds; round++) {
+        for (const [li, load] of run.loads.entries()) {
+          for (const policy of rotate(POLICIES, round + li)) {
+            const r = await point(fe[policy], policy, load, round * 100 + li);
+            points.push({ ...r, policy, load, round });
+          }
+        }
+      }
+      return {
+        figures: figures(points, run),
+        details: details(points, run, settings),
+        processes,
+        plots: plots(points, run),
+      };
+    } finally {
+      await g.stopAll();
+    }
+  },
+};
+
+async function engineKnown(f: Started): Promise<void> {
+  await waitFor(
+    async () => (await (await fetch(`${f.url}/v1/models`)).text()).includes(MODEL),
+    'the engine known to the frontend',
+    60_000,
+    200,
+  );
+}
+
+/** One per-model `/busy_threshold` write (docs/api.md) puts a policy in force. */
+async function setPolicy(f: Started, body: Record<string, unknown>): Promise<void> {
+  const res = await fetch(`${f.url}/busy_threshold`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN.token}` },
+    body: JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`POST /busy_threshold: ${res.status} ${await res.text()}`);
+}
+
+/** Every point starts on an idle engine: nothing processing, nothing deferred. */
+function idle(llama: LlamaServer): Promise<unknown> {
+  return waitFor(
+    async () => {
+      const load = await llama.load();
+      return load.processing === 0 && load.deferred === 0;
+    },
+    'the engine idle',
+    120_000,
+    200,
+  );
+}
