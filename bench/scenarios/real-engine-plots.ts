@@ -6,7 +6,11 @@ import { PointResult } from './real-engine-load';
 import { POLICIES } from './real-engine-policies';
 import { Point, Run } from './real-engine-report';
 
-const COLORS: Record<(typeof POLICIES)[number], string> = { off: '#999999', static: '#1f77b4', objective: '#d62728' };
+const COLORS: Record<(typeof POLICIES)[number], string> = {
+  off: '#999999',
+  static: '#1f77b4',
+  objective: '#d62728',
+};
 
 export function plots(points: Point[], run: Run): Plot[] {
   const series = (f: (x: PointResult) => number | null): Series[] =>
