@@ -40,6 +40,11 @@ export class FrontendConfig {
    * wrong (`sluice_frontend_slo_sample_total`); 0 = none.
    */
   readonly ttftSloSample: number = 0;
+  /**
+   * At most one would-be TTFT-objective refusal per worker per this long is explored (sent to
+   * check a prediction over the objective) instead of refused (docs/architecture.md).
+   */
+  readonly exploreIntervalMs: number = 1000;
   readonly routerQueueThreshold: number | null = null;
   readonly routerQueueMaxDepth: number = 1024;
   readonly routerQueueTimeoutMs: number = 30000;

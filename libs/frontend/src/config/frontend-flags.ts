@@ -81,6 +81,12 @@ export const FRONTEND_FLAGS = {
     parse: numberIn({ min: 0, max: 1 }),
     default: D.ttftSloSample,
   }),
+  'explore-interval-ms': int(
+    'MS',
+    'the TTFT objective sends a would-be refusal to a worker predicted over it at most once per this long, to check the prediction',
+    D.exploreIntervalMs,
+    1,
+  ),
   'busy-release-factor': valueFlag({
     arg: 'F',
     help: 'hysteresis: a busy rank turns free only at or below threshold x F',

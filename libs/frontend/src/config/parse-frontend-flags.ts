@@ -40,6 +40,7 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
     httpPort: v['http-port'],
     thresholds: Object.fromEntries(THRESHOLD_SPECS.map((s) => [s.key, v[s.flag]])),
     ttftSloSample: v['ttft-slo-sample'],
+    exploreIntervalMs: v['explore-interval-ms'],
     busyReleaseFactor: v['busy-release-factor'],
     busyMinDwellMs: v['busy-min-dwell-ms'],
     routerMode: v['router-mode'],

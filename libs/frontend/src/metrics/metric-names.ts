@@ -29,6 +29,7 @@ export const METRIC = {
   sloRejections: 'sluice_frontend_slo_rejection_total',
   predictionError: 'sluice_frontend_ttft_prediction_error_seconds',
   sloSamples: 'sluice_frontend_slo_sample_total',
+  explored: 'sluice_frontend_explored_total',
 } as const;
 
 /** How a would-be objective refusal admitted as a sample turned out. */

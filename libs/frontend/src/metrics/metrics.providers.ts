@@ -58,6 +58,11 @@ export const metricProviders = [
     collect: flushPendingCounts,
   }),
   makeCounterProvider({
+    name: METRIC.explored,
+    help: 'Would-be TTFT-objective refusals sent to a worker anyway to check its prediction (at most one per worker per --explore-interval-ms)',
+    labelNames: ['model'],
+  }),
+  makeCounterProvider({
     name: METRIC.requests,
     help: 'Requests answered by the frontend',
     labelNames: COUNTER_LABELS.requests,

@@ -43,6 +43,7 @@ export class RequestMetricsService implements OnModuleDestroy {
     @InjectMetric(METRIC.sloRejections) sloRejections: Counter,
     @InjectMetric(METRIC.predictionError) private readonly predictionErrors: Histogram,
     @InjectMetric(METRIC.sloSamples) sloSamples: Counter,
+    @InjectMetric(METRIC.explored) private readonly exploredRequests: Counter,
   ) {
     const { byClass } = COUNTER_LABELS;
     this.rejections = new PendingCounts(rejections, COUNTER_LABELS.rejections);
@@ -103,6 +104,11 @@ export class RequestMetricsService implements OnModuleDestroy {
     this.sloSamples.inc([model, outcome]);
   }
 
+  /** A would-be objective refusal sent to a worker anyway, to check its prediction. */
+  explored(model: string): void {
+    this.exploredRequests.inc({ model });
+  }
+
   answered(model: string, endpoint: EndpointLabel, stream: boolean, errorType: ErrorType): void {
     const status = errorType === '' ? 'success' : 'error';
     this.requests.inc([model, endpoint, stream ? 'stream' : 'unary', status, errorType]);
@@ -122,6 +128,7 @@ export class RequestMetricsService implements OnModuleDestroy {
     for (const counts of this.counters) counts.forget(model);
     this.ttft.remove({ model });
     this.predictionErrors.remove({ model });
+    this.exploredRequests.remove({ model });
     this.duration.remove({ model });
     // A request still running on a worker of the model decrements its gauge later: keep a
     // gauge that is not at 0, or it would come back negative.

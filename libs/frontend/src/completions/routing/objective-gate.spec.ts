@@ -18,11 +18,12 @@ describe('ObjectiveGate', () => {
   let fx: RoutingFixture;
   let sut: ObjectiveGate;
   const wouldReject = jest.fn();
+  const explored = jest.fn();
 
   const build = (over: FrontendConfigValues = {}, ttftSloMs: number | null = 30): void => {
     fx = routingFixture({ routerQueueThreshold: null, ...over });
     const choice = new WorkerChoice(fx.config, fx.traffic, fx.thresholds, fx.predictor);
-    const metrics = { wouldReject } as unknown as RequestMetricsService;
+    const metrics = { wouldReject, explored } as unknown as RequestMetricsService;
     sut = new ObjectiveGate(fx.config, fx.thresholds, metrics, choice);
     fx.thresholds.setOverride(M, { ttftSloMs });
   };
@@ -55,6 +56,7 @@ describe('ObjectiveGate', () => {
   beforeEach(() => {
     jest.useFakeTimers();
     wouldReject.mockClear();
+    explored.mockClear();
     build();
   });
   afterEach(() => {
@@ -157,6 +159,34 @@ describe('ObjectiveGate', () => {
       });
       // Its first token checks the fit again.
       fx.predictor.observe('w1', 11, 0, 0, 400);
+      expect(refusalOf(() => sut.atArrival(ask(11), 30, 0))).toBe(OBJECTIVE_MISSED);
+    });
+
+    it('explores a worker at most once per --explore-interval-ms, and counts each', () => {
+      build({ exploreIntervalMs: 5000 });
+      fx.report('w1');
+      for (let i = 0; i < 5; i++) fx.predictor.observe('w1', 0, 0, 0, 400);
+      // Requests one after another: nothing of ours is ever in flight when the next arrives.
+      expect(admitted(sut.atArrival(ask(11), 30, 0))).toMatchObject({ worker: 'w1' });
+      expect(explored).toHaveBeenCalledTimes(1);
+      expect(explored).toHaveBeenCalledWith(M);
+      expect(refusalOf(() => sut.atArrival(ask(11), 30, 0))).toBe(OBJECTIVE_MISSED);
+      jest.advanceTimersByTime(4999);
+      expect(refusalOf(() => sut.atArrival(ask(11), 30, 0))).toBe(OBJECTIVE_MISSED);
+      jest.advanceTimersByTime(1);
+      expect(admitted(sut.atArrival(ask(11), 30, 0))).toMatchObject({ worker: 'w1' });
+      expect(explored).toHaveBeenCalledTimes(2);
+    });
+
+    it('keeps the interval per worker: another worker is still explored', () => {
+      fx.report('w1');
+      fx.report('w2');
+      for (const id of ['w1', 'w2']) {
+        for (let i = 0; i < 5; i++) fx.predictor.observe(id, 0, 0, 0, 400);
+      }
+      const first = admitted(sut.atArrival(ask(11), 30, 0)) as { worker: string };
+      const second = admitted(sut.atArrival(ask(11), 30, 0)) as { worker: string };
+      expect([first.worker, second.worker].sort()).toEqual(['w1', 'w2']);
       expect(refusalOf(() => sut.atArrival(ask(11), 30, 0))).toBe(OBJECTIVE_MISSED);
     });
 

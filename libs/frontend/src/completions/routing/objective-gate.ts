@@ -28,7 +28,9 @@ export interface Queue {
  * is a would-be refusal. A would-be refusal is first explored: admitted to the free worker with
  * the lowest prediction among those whose prediction nothing checks now — nothing of this
  * frontend's waits for its first token there, and either nothing of ours is there at all or no
- * first token has come from it for EXPLORE_UNCHECKED_MS. The predictor learns only from admitted
+ * first token has come from it for EXPLORE_UNCHECKED_MS; and at most once per worker per
+ * `--explore-interval-ms`, so that requests sent one after another cannot switch the objective
+ * off. The predictor learns only from admitted
  * requests, so a fit inflated under overload would otherwise refuse everything forever once load
  * falls; such a worker's prediction is the one least to be trusted, and the explored request's
  * first token corrects the fit. One exploration at a time per worker (it waits for its first
@@ -119,7 +121,10 @@ export class ObjectiveGate {
       this.choice.candidates(model, priority),
       ask.promptTokens,
     );
-    if (explored) return admit(explored, objective);
+    if (explored) {
+      this.metrics.explored(model.name);
+      return admit(explored, objective);
+    }
     switch (this.thresholds.admissionControl(model.name)) {
       case 'token-capacity': {
         const p = this.config.ttftSloSample;

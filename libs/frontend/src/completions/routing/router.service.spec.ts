@@ -17,6 +17,7 @@ describe('RouterService', () => {
   let registry: WorkerRegistry;
   let queued: { inc: jest.Mock; dec: jest.Mock };
   const wouldReject = jest.fn();
+  const explored = jest.fn();
   let traffic: WorkerTraffic;
   let thresholds: ThresholdsService;
   let sut: RouterService;
@@ -33,7 +34,7 @@ describe('RouterService', () => {
     sut = new RouterService(
       fx.config,
       registry,
-      { queued, wouldReject } as unknown as RequestMetricsService,
+      { queued, wouldReject, explored } as unknown as RequestMetricsService,
       traffic,
       thresholds,
       predictor,
@@ -376,11 +377,13 @@ describe('RouterService', () => {
       report('w1');
       report('w2');
       const held = lease(1);
-      const explored = lease(50); // 70 ms > 30 on both: the one with nothing of ours in prefill
-      expect([held.worker.id, explored.worker.id]).toEqual(['w1', 'w2']);
-      expect(explored.objective).toEqual({ predictedMs: 70, objectiveMs: 30, sample: false });
+      const probe = lease(50); // 70 ms > 30 on both: the one with nothing of ours in prefill
+      expect([held.worker.id, probe.worker.id]).toEqual(['w1', 'w2']);
+      expect(probe.objective).toEqual({ predictedMs: 70, objectiveMs: 30, sample: false });
       expect(refusalOf(50)).toBe(OBJECTIVE_MISSED); // one exploration at a time per worker
-      explored.firstToken();
+      probe.firstToken();
+      expect(refusalOf(50)).toBe(OBJECTIVE_MISSED); // and one per --explore-interval-ms
+      jest.advanceTimersByTime(1000);
       expect(lease(50).worker.id).toBe('w2');
     });
 

@@ -19,6 +19,9 @@ import { WorkerTraffic } from './worker-traffic';
  */
 export const EXPLORE_UNCHECKED_MS = 1000;
 
+/** `performance.now()` of a worker's last exploration; absent: never explored. */
+type ExploredAt = WeakMap<WorkerEntry, number>;
+
 /**
  * Which workers may take a request: the candidates for its priority class, the ones the router
  * queue's in-flight limit leaves eligible (`--router-queue-threshold F`: at most F ×
@@ -30,6 +33,7 @@ export class WorkerChoice {
   readonly eligible: ((w: WorkerEntry) => boolean) | null;
   /** A worker the TTFT objective's gate may explore now (see `lowestExplorable`). */
   private readonly explorable: (w: WorkerEntry) => boolean;
+  private readonly exploredAt: ExploredAt = new WeakMap();
   private readonly routes = new Map<string, ModelRoute>();
 
   constructor(
@@ -47,11 +51,14 @@ export class WorkerChoice {
             return budget === undefined || traffic.peek(w).promptTokens <= f * budget;
           };
     const eligible = this.eligible;
+    const exploredAt = this.exploredAt;
+    const interval = config.exploreIntervalMs;
     this.explorable = (w) => {
       const ours = traffic.peek(w);
       return (
         ours.prefilling === 0 &&
         (ours.requests === 0 || predictor.uncheckedForMs(w) >= EXPLORE_UNCHECKED_MS) &&
+        performance.now() - (exploredAt.get(w) ?? -Infinity) >= interval &&
         (eligible === null || eligible(w))
       );
     };
@@ -92,13 +99,17 @@ export class WorkerChoice {
    * The TTFT objective's exploration (ObjectiveGate): the eligible candidate with the lowest
    * prediction among those where nothing of this frontend waits for its first token, and whose
    * prediction nothing checks now — none of this frontend's requests is on the worker at all, or
-   * none has had its first token there for EXPLORE_UNCHECKED_MS.
+   * none has had its first token there for EXPLORE_UNCHECKED_MS — and that was last explored
+   * at least `--explore-interval-ms` ago. The one returned counts as explored now: sequential
+   * requests to a worker slower than the objective are refused but for one per interval.
    */
   lowestExplorable(
     candidates: readonly WorkerEntry[],
     promptTokens: number,
   ): Predicted | undefined {
-    return lowestPrediction(this.predictor, candidates, promptTokens, this.explorable);
+    const explored = lowestPrediction(this.predictor, candidates, promptTokens, this.explorable);
+    if (explored) this.exploredAt.set(explored.worker, performance.now());
+    return explored;
   }
 
   /** The round-robin cursor of a model the registry no longer knows. */
