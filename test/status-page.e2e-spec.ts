@@ -126,6 +126,12 @@ describe('status page (GET /ui) in a browser', () => {
     expect(await stat(MODEL, 'threshold.decode')).toBe('0.8');
     expect(await stat(MODEL, 'threshold.prefill')).toBe('unset');
     expect(await stat(MODEL, 'threshold.ttft')).toBe('unset');
+    // The decode threshold is marked on each KV meter.
+    const marker = page
+      .locator('tr[data-worker-id]')
+      .filter({ has: page.locator('.worker-id').getByText(BUSY, { exact: true }) })
+      .locator('.meter.kv .marker');
+    expect(await marker.evaluate((m: { style: { left: string } }) => m.style.left)).toBe('80%');
     expect(await card(MODEL).locator('.card-head .badge').textContent()).toBe('accepting');
     expect(await stat(MODEL, 'busy-count')).toBe('1 / 2');
     // Free for critical (judged at 0.96) · standard (0.8) · sheddable (0.64).

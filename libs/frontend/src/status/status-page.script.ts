@@ -1,4 +1,4 @@
-import { THRESHOLD_SPECS } from '../config/threshold-keys';
+import { NUMERIC_SPECS, THRESHOLD_SPECS } from '../config/threshold-keys';
 import { STATUS_CHART_SCRIPT } from './status-page-chart.script';
 
 /** One stat per threshold on each model's card, in the table's order. */
@@ -7,6 +7,16 @@ const THRESHOLD_STATS = THRESHOLD_SPECS.map(({ wire, status }) => ({
   label: status.label,
   css: status.css,
 }));
+
+/**
+ * The status.json key of the threshold marked on a rank's meter: the one busy threshold that
+ * judges `over` (the prefill meter marks whichever of its two is in force, in the script).
+ */
+function markedThreshold(over: 'kv' | 'waiting'): string {
+  const [spec, ...more] = NUMERIC_SPECS.filter((s) => s.status.over === over);
+  if (!spec || more.length > 0) throw new Error(`no single threshold judges '${over}'`);
+  return spec.wire;
+}
 
 /**
  * The browser side of `GET /ui`: polls status.json every second and redraws, and history.json
@@ -95,7 +105,7 @@ ${STATUS_CHART_SCRIPT}
     const state = el('td');
     state.append(el('span', 'badge ' + (w.busy ? 'busy' : 'free'), w.busy ? 'BUSY' : 'free'));
     const ranks = el('div', 'ranks');
-    for (const r of w.ranks) ranks.append(rank(r, m.active_decode_blocks_threshold, m.waiting_requests_threshold));
+    for (const r of w.ranks) ranks.append(rank(r, m[${JSON.stringify(markedThreshold('kv'))}], m[${JSON.stringify(markedThreshold('waiting'))}]));
     const ranksCell = el('td');
     ranksCell.append(ranks);
     const age = el('td', 'num report-age');
