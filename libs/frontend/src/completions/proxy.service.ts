@@ -15,7 +15,7 @@ import { WorkerEntry } from '../worker-monitor/worker-entry';
 import { Lease, LeaseObjective, RouterService } from './routing/router.service';
 import { Cancellation } from './cancellation';
 import { LOOP_STATUS, RequestLoopError } from './errors/request-loop.error';
-import { sseBoundaryBefore, SseTail } from './upstream/sse-boundary';
+import { SseEvents } from './upstream/sse-events';
 import { HOP_HEADER, UpstreamClient } from './upstream/upstream.client';
 import { AnswerTooLargeError, MidAnswerError, WholeAnswer } from './upstream/whole-answer.handler';
 import { UpstreamFailuresLogger } from './upstream/upstream-failures.logger';
@@ -136,7 +136,9 @@ export class ProxyService {
     // The status line: the worker has read the request, so its next load report will hold it.
     x.lease.accepted();
     if (response.statusCode >= 400) return this.relayError(x, response, reply);
-    const relay = Readable.from(this.relay(x, response.body), { objectMode: false });
+    const relay = Readable.from(this.relay(x, response.body, response.headers['content-type']), {
+      objectMode: false,
+    });
     // If the reply is torn down before the relay ever ran, its `finally` never runs: end here.
     relay.once('close', () => {
       if (!x.ended) x.cancel.cancel();
@@ -321,37 +323,65 @@ export class ProxyService {
     return this.logged(x, err, failure);
   }
 
+  /**
+   * Relays a streamed answer. Server-sent events go out whole (`SseEvents`): a stream that stops
+   * inside an event, or fails, ends with the worker's whole events, then one error event of our
+   * own, never a half event a client's parser would read as broken JSON.
+   */
   private async *relay(
     x: Exchange,
     source: Dispatcher.ResponseData['body'],
+    contentType: string | string[] | undefined,
   ): AsyncGenerator<Buffer> {
     let first = true;
     let outcome: ErrorType | null = null;
-    const tail = new SseTail();
+    const events = isEventStream(contentType) ? new SseEvents() : null;
+    let failure: UpstreamError | null = null;
     try {
       for await (const chunk of source as AsyncIterable<Buffer>) {
         if (first) {
           first = false;
           this.firstChunk(x);
         }
-        tail.saw(chunk);
-        yield chunk;
+        if (events === null) {
+          yield chunk;
+          continue;
+        }
+        const whole = events.push(chunk);
+        if (whole !== null) yield whole;
+        if (events.pendingBytes > this.config.maxUpstreamBodyBytes) {
+          source.destroy();
+          failure = this.cutShort(
+            x,
+            `sent an event over ${this.config.maxUpstreamBodyBytes} bytes`,
+          );
+          break;
+        }
       }
-      outcome = '';
+      if (failure === null && events?.partial) failure = this.cutShort(x, 'ended mid-event');
+      if (failure === null) outcome = '';
     } catch (err) {
       if (x.cancel.cancelled) return; // the client went away: nothing to tell it
-      outcome = 'upstream';
-      this.sampleOutcome(x, null);
-      const failure = this.toUpstreamError(err, x);
+      failure = this.toUpstreamError(err, x);
       this.logFailure(x, err, `stream ended with an error event (${failure.status})`);
-      // The error event must not be glued onto a half-relayed event.
-      yield Buffer.from(
-        `${sseBoundaryBefore(tail)}data: ${JSON.stringify({ error: errorBody(failure.message, failure.type, failure.status) })}\n\n`,
-      );
     } finally {
       if (outcome !== '') x.cancel.cancel();
-      this.end(x, outcome);
+      if (failure === null) this.end(x, outcome);
     }
+    if (failure === null) return;
+    this.sampleOutcome(x, null);
+    this.end(x, 'upstream');
+    // Only whole events went out before it: this one starts on an event boundary.
+    yield Buffer.from(
+      `data: ${JSON.stringify({ error: errorBody(failure.message, failure.type, failure.status) })}\n\n`,
+    );
+  }
+
+  /** A stream the worker stopped, or must be stopped, inside an event. */
+  private cutShort(x: Exchange, what: string): UpstreamError {
+    const failure = new UpstreamError(`Worker ${x.lease.worker.id} ${what}`, false);
+    this.logFailure(x, what, `stream ended with an error event (${failure.status})`);
+    return failure;
   }
 
   /** The first streamed chunk: the first token. The predictor learns the worker's TTFT from it. */
@@ -407,6 +437,11 @@ export class ProxyService {
  * (docs/engines.md, "llama.cpp server"); the request never reached it, and a second attempt on a
  * new connection is served.
  */
+function isEventStream(contentType: string | string[] | undefined): boolean {
+  const type = Array.isArray(contentType) ? contentType[0] : contentType;
+  return type?.trimStart().toLowerCase().startsWith('text/event-stream') ?? false;
+}
+
 function closedConnection(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET';
