@@ -3,6 +3,7 @@ import { PRIORITY_CLASSES, PriorityClass } from '../config/priority';
 import { ThresholdsService } from '../thresholds/thresholds.service';
 import { ModelEntry, WorkerEntry } from '../worker-monitor/worker-entry';
 import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
+import { CriticalWait } from './critical-wait';
 import { LifecycleService } from './lifecycle.service';
 import { AdmissionDecision } from './admission-decision.service';
 import { DRAINING, OVERLOADED } from './refusal';
@@ -32,10 +33,13 @@ function make(admissionControl: AdmissionControl): {
   sut: AdmissionDecision;
   lifecycle: LifecycleService;
   thresholds: ThresholdsService;
+  criticalWait: CriticalWait;
 } {
   const lifecycle = new LifecycleService();
   const thresholds = new ThresholdsService(new FrontendConfig({ admissionControl }));
-  return { sut: new AdmissionDecision(registry(), thresholds, lifecycle), lifecycle, thresholds };
+  const criticalWait = new CriticalWait();
+  const sut = new AdmissionDecision(registry(), thresholds, lifecycle, criticalWait);
+  return { sut, lifecycle, thresholds, criticalWait };
 }
 
 describe('AdmissionDecision', () => {
@@ -77,6 +81,21 @@ describe('AdmissionDecision', () => {
       expect(sut.decide({ model: 'free' }, c)).toBeNull();
       expect(sut.decide({ model: 'busy' }, c)).toBe(OVERLOADED);
     }
+  });
+
+  it('lets a critical request wait while lower classes hold more requests than critical ones wait', () => {
+    const { sut, criticalWait } = make('token-capacity');
+    criticalWait.started('busy', 'standard');
+    criticalWait.started('busy', 'critical'); // not counted: only lower classes free room for it
+    expect(sut.judge('busy', 'critical')).toBe('wait');
+    expect(sut.decide({ model: 'busy' }, 'critical')).toBeNull();
+    expect(sut.decide({ model: 'busy' }, 'standard')).toBe(OVERLOADED);
+    expect(sut.decide({ model: 'busy' }, 'sheddable')).toBe(OVERLOADED);
+    criticalWait.queued('busy');
+    expect(sut.decide({ model: 'busy' }, 'critical')).toBe(OVERLOADED);
+    criticalWait.left('busy');
+    criticalWait.ended('busy', 'standard');
+    expect(sut.judge('busy', 'critical')).toBe('refuse');
   });
 
   it('admits everything with --admission-control none', () => {

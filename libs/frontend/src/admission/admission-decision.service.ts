@@ -2,15 +2,17 @@ import { Injectable } from '@nestjs/common';
 import { DEFAULT_PRIORITY, PriorityClass } from '../config/priority';
 import { ThresholdsService } from '../thresholds/thresholds.service';
 import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
+import { CriticalWait } from './critical-wait';
 import { LifecycleService } from './lifecycle.service';
 import { DRAINING, OVERLOADED, Refusal } from './refusal';
 
 /**
  * What the busy rule says of a request for a model: `refuse` it (every worker busy for its
- * priority class, the model's admission mode `token-capacity`), admit it although it
+ * priority class, the model's admission mode `token-capacity`), let a critical one `wait` in the
+ * router queue for capacity lower classes hold (`CriticalWait`), admit it although it
  * `would-refuse` (mode `shadow`), or `admit` it.
  */
-export type Verdict = 'admit' | 'refuse' | 'would-refuse';
+export type Verdict = 'admit' | 'refuse' | 'wait' | 'would-refuse';
 
 /**
  * The built-in admission decision (contract §5, per priority class and admission mode §8): one
@@ -25,12 +27,13 @@ export class AdmissionDecision {
     private readonly registry: WorkerRegistry,
     private readonly thresholds: ThresholdsService,
     private readonly lifecycle: LifecycleService,
+    private readonly criticalWait: CriticalWait,
   ) {}
 
   /**
    * `null` admits. A body without a string `model` is admitted here, to be answered by
    * validation (400); while draining every request is refused. A request of class `priority` is
-   * refused when every live worker of its model is busy for that class.
+   * refused when every live worker of its model is busy for that class, unless it may wait.
    */
   decide(body: unknown, priority: PriorityClass = DEFAULT_PRIORITY): Refusal | null {
     if (this.lifecycle.draining) return DRAINING;
@@ -46,7 +49,7 @@ export class AdmissionDecision {
     if (!this.registry.model(model)?.allBusyFor(priority)) return 'admit';
     switch (this.thresholds.admissionControl(model)) {
       case 'token-capacity':
-        return 'refuse';
+        return priority === 'critical' && this.criticalWait.mayWait(model) ? 'wait' : 'refuse';
       case 'shadow':
         return 'would-refuse';
       case 'none':

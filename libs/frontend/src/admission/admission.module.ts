@@ -7,6 +7,7 @@ import { AdmissionDecision } from './admission-decision.service';
 import { AdmissionGuard } from './admission.guard';
 import { AdmissionPolicies, AdmissionPolicy } from './admission-policy';
 import { BusyModels } from './busy-models';
+import { CriticalWait } from './critical-wait';
 import { LifecycleService } from './lifecycle.service';
 import { RetryAfter } from './retry-after';
 import { InflightPerKeyPolicy } from './policies/inflight-per-key.policy';
@@ -38,6 +39,7 @@ export class AdmissionModule {
         LifecycleService,
         AdmissionDecision,
         BusyModels,
+        CriticalWait,
         RetryAfter,
         AdmissionGuard,
         ServiceOverloadedFilter,
@@ -52,6 +54,7 @@ export class AdmissionModule {
         LifecycleService,
         AdmissionDecision,
         BusyModels,
+        CriticalWait,
         RetryAfter,
         AdmissionPolicies,
         AdmissionGuard,

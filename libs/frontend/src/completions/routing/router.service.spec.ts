@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { OVERLOAD_MESSAGE } from '@sluice/contracts';
+import { CriticalWait } from '../../admission/critical-wait';
 import { ServiceOverloadedError } from '../../admission/errors/service-overloaded.error';
 import { OBJECTIVE_MISSED } from '../../admission/refusal';
 import { ModelNotFoundError, NoWorkersAvailableError } from '../errors/model-unavailable.error';
@@ -38,6 +39,7 @@ describe('RouterService', () => {
       traffic,
       thresholds,
       predictor,
+      new CriticalWait(),
     );
     sut.onModuleInit();
   };
@@ -289,6 +291,80 @@ describe('RouterService', () => {
       // The worker frees up for standard: the queued request goes first.
       report('w1', 10);
       await expect(standard).resolves.toMatchObject({ worker: { id: 'w1' } });
+    });
+
+    describe('without a queue threshold, a critical request every worker is busy for', () => {
+      // Decode threshold 0.5: sheddable 0.4, critical 0.6. Each 1-token lease reserves 1 block.
+      beforeEach(() => {
+        build({
+          routerQueueThreshold: null,
+          routerQueueMaxDepth: 10,
+          thresholds: {
+            activeDecodeBlocks: 0.5,
+            activePrefillTokens: null,
+            activePrefillTokensFrac: null,
+          },
+        });
+        report('w1');
+      });
+
+      it('waits ahead of lower classes while they hold more requests than critical ones wait', async () => {
+        lease(1, signal, 'standard');
+        lease(1, signal, 'sheddable');
+        report('w1', 70); // busy for every class
+        const served: string[] = [];
+        const first = waitFor(1, signal, 'critical').then((l) => served.push(`c1@${l.worker.id}`));
+        const second = waitFor(1, signal, 'critical').then((l) => served.push(`c2@${l.worker.id}`));
+        // Two lower-class requests in flight, two critical ones waiting: the next is refused.
+        expect(() => sut.acquire(M, 1, signal, 'critical')).toThrow(OVERLOAD_MESSAGE);
+        report('w1', 55); // + 2 reserved: free for critical only
+        await Promise.all([first, second]);
+        expect(served).toEqual(['c1@w1', 'c2@w1']);
+        // Lower classes are refused while the worker is busy for them.
+        expect(() => sut.acquire(M, 1, signal, 'standard')).toThrow(OVERLOAD_MESSAGE);
+        report('w1', 70);
+        // Nothing waits now: two lower-class requests in flight make room for two more.
+        void waitFor(1, signal, 'critical').catch(() => undefined);
+      });
+
+      it('is refused once no lower-class request is in flight', () => {
+        const lower = lease(1, signal, 'sheddable');
+        report('w1', 70);
+        lower.release();
+        expect(() => sut.acquire(M, 1, signal, 'critical')).toThrow(OVERLOAD_MESSAGE);
+      });
+
+      it('leaves the queue when its client goes away, making room for another', async () => {
+        lease(1, signal, 'standard');
+        report('w1', 70);
+        const controller = new AbortController();
+        const gone = waitFor(1, controller, 'critical');
+        expect(() => sut.acquire(M, 1, signal, 'critical')).toThrow(OVERLOAD_MESSAGE);
+        controller.abort();
+        await expect(gone).rejects.toThrow(/client went away/);
+        expect(queued.dec).toHaveBeenCalledTimes(1);
+        const next = waitFor(1, signal, 'critical');
+        report('w1', 10);
+        await expect(next).resolves.toMatchObject({ worker: { id: 'w1' } });
+      });
+
+      it('is refused after the queue timeout', async () => {
+        lease(1, signal, 'standard');
+        report('w1', 70);
+        const pending = waitFor(1, signal, 'critical');
+        const outcome = expect(pending).rejects.toThrow(/timed out waiting in the router queue/);
+        jest.advanceTimersByTime(5000);
+        await outcome;
+        // Its place is free again.
+        void waitFor(1, signal, 'critical').catch(() => undefined);
+      });
+
+      it('goes to a busy worker at once in shadow mode', () => {
+        thresholds.setOverride(M, { admissionControl: 'shadow' });
+        lease(1, signal, 'standard');
+        report('w1', 70);
+        expect(lease(1, signal, 'critical').worker.id).toBe('w1');
+      });
     });
 
     it('makes room in a full queue by refusing the newest waiter of the lowest class', async () => {

@@ -1,4 +1,5 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
+import { CriticalWait } from '../../admission/critical-wait';
 import { FrontendConfig } from '../../config/frontend-config';
 import { DEFAULT_PRIORITY, PriorityClass } from '../../config/priority';
 import { ServiceOverloadedError } from '../../admission/errors/service-overloaded.error';
@@ -24,7 +25,9 @@ export type { Lease, LeaseObjective } from './worker-leases';
  * lowest predicted TTFT under a TTFT objective: `ObjectiveGate`) and, with
  * `--router-queue-threshold F`, holds requests in a bounded queue (`WaitingRoom`) while every
  * such worker already has more than F × max_num_batched_tokens prompt tokens in flight from this
- * frontend. Every lease ended or worker freed up hands the room on to the queue.
+ * frontend. A critical request that finds every worker busy for it waits in the same queue while
+ * lower classes hold capacity (`CriticalWait`). Every lease ended or worker freed up hands the room
+ * on to the queue, critical waiters first.
  */
 @Injectable()
 export class RouterService implements OnModuleInit, RegistryObserver {
@@ -38,12 +41,14 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     private readonly registry: WorkerRegistry,
     metrics: RequestMetricsService,
     traffic: WorkerTraffic,
-    thresholds: ThresholdsService,
+    private readonly thresholds: ThresholdsService,
     predictor: TtftPredictor,
+    private readonly criticalWait: CriticalWait,
   ) {
     this.choice = new WorkerChoice(config, traffic, thresholds, predictor);
     this.gate = new ObjectiveGate(config, thresholds, metrics, this.choice);
-    this.leases = new WorkerLeases(registry, traffic, (w) => this.drainIfWaiting(w.model));
+    const released = (w: WorkerEntry): void => this.drainIfWaiting(w.model);
+    this.leases = new WorkerLeases(registry, traffic, released, criticalWait);
     this.room = new WaitingRoom<Lease>(config, registry, metrics, {
       serve: (model, c, waiter) => this.serve(model, c, waiter),
       lateBy: (ask, deadlineMs, now) => this.gate.lateBy(ask, deadlineMs, now),
@@ -74,16 +79,20 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     // Waiters of the same or a higher class go first; lower ones may be overtaken.
     const ahead = this.room.aheadOf(modelName, priority);
     const objective = this.gate.objectiveOf(modelName, priority);
+    if (this.waitsForLowerClasses(ask)) {
+      const deadlineMs = objective === null ? null : performance.now() + objective;
+      return this.enqueue(ask, cancel.signal, deadlineMs);
+    }
     if (objective !== null) {
       const verdict = this.gate.atArrival(ask, objective, ahead);
-      if ('deadlineMs' in verdict) return this.room.enqueue(ask, cancel.signal, verdict.deadlineMs);
+      if ('deadlineMs' in verdict) return this.enqueue(ask, cancel.signal, verdict.deadlineMs);
       return this.admit(ask, verdict);
     }
     const worker = ahead > 0 ? undefined : this.choice.pick(model, priority);
-    if (worker) return this.leases.lease(worker, promptTokens, maxTokens, null);
+    if (worker) return this.leases.lease(worker, priority, promptTokens, maxTokens, null);
     // No candidate at all: every worker turned busy since the admission guard looked.
     if (this.choice.eligible === null) throw new ServiceOverloadedError(modelName);
-    return this.room.enqueue(ask, cancel.signal, null);
+    return this.enqueue(ask, cancel.signal, null);
   }
 
   /** A second worker for a request whose first worker failed before answering; no queueing. */
@@ -102,7 +111,7 @@ export class RouterService implements OnModuleInit, RegistryObserver {
       return verdict && this.admit(ask, verdict);
     }
     const worker = this.choice.pick(model, priority, failed);
-    return worker ? this.leases.lease(worker, promptTokens, maxTokens, null) : undefined;
+    return worker ? this.leases.lease(worker, priority, promptTokens, maxTokens, null) : undefined;
   }
 
   rankUpdated(worker: WorkerEntry, _rank: number, _state: RankState): void {
@@ -125,8 +134,32 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     if (this.room.has(model)) this.room.drain(model);
   }
 
+  /**
+   * A critical request that every worker of its model is busy for, in a model that enforces, and
+   * capacity held by lower classes that it may wait for (contract §8, `CriticalWait`).
+   */
+  private waitsForLowerClasses({ model, priority }: Ask): boolean {
+    return (
+      priority === 'critical' &&
+      model.allBusyFor(priority) &&
+      this.criticalWait.mayWait(model.name) &&
+      this.thresholds.admissionControl(model.name) === 'token-capacity'
+    );
+  }
+
+  /** Queues the request; a critical waiter is counted for `CriticalWait` until it leaves. */
+  private enqueue(ask: Ask, signal: AbortSignal, deadlineMs: number | null): Promise<Lease> {
+    const waiting = this.room.enqueue(ask, signal, deadlineMs);
+    if (ask.priority !== 'critical') return waiting;
+    const name = ask.model.name;
+    this.criticalWait.queued(name);
+    const left = (): void => this.criticalWait.left(name);
+    waiting.then(left, left);
+    return waiting;
+  }
+
   private admit(ask: Ask, { best, objectiveMs, sample }: Admit): Lease {
-    return this.leases.lease(best.worker, ask.promptTokens, ask.maxTokens, {
+    return this.leases.lease(best.worker, ask.priority, ask.promptTokens, ask.maxTokens, {
       predictedMs: best.ms,
       objectiveMs,
       sample,
@@ -139,7 +172,7 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     const objective = this.gate.objectiveOf(model.name, c);
     if (w.deadlineMs === undefined || objective === null) {
       const worker = this.choice.pick(model, c);
-      return worker ? this.leases.lease(worker, w.promptTokens, maxTokens, null) : 'wait';
+      return worker ? this.leases.lease(worker, c, w.promptTokens, maxTokens, null) : 'wait';
     }
     const ask: Ask = {
       model,

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { CriticalWait } from '../../admission/critical-wait';
 import { WorkerEntry } from '../../worker-monitor/worker-entry';
 import { M, routingFixture, RoutingFixture } from './routing.fixture';
 import { WorkerLeases } from './worker-leases';
@@ -8,6 +9,7 @@ describe('WorkerLeases', () => {
   let released: jest.Mock;
   let sut: WorkerLeases;
   let w1: WorkerEntry;
+  let criticalWait: CriticalWait;
 
   beforeAll(() => {
     Logger.overrideLogger(false);
@@ -16,7 +18,8 @@ describe('WorkerLeases', () => {
     fx = routingFixture({ routerQueueThreshold: null });
     fx.report('w1');
     released = jest.fn();
-    sut = new WorkerLeases(fx.registry, fx.traffic, released);
+    criticalWait = new CriticalWait();
+    sut = new WorkerLeases(fx.registry, fx.traffic, released, criticalWait);
     const w = fx.registry.model(M)?.workers.get('w1');
     if (!w) throw new Error('no worker w1');
     w1 = w;
@@ -24,8 +27,8 @@ describe('WorkerLeases', () => {
 
   it('counts a lease in flight, waiting for prefill and reserved, until released once', () => {
     const objective = { predictedMs: 30, objectiveMs: 100, sample: false };
-    const a = sut.lease(w1, 40, 0, objective);
-    const b = sut.lease(w1, 2, 0, null);
+    const a = sut.lease(w1, 'standard', 40, 0, objective);
+    const b = sut.lease(w1, 'standard', 2, 0, null);
     expect([a.tokensAhead, b.tokensAhead, a.objective, b.objective]).toEqual([
       0,
       40,
@@ -46,5 +49,19 @@ describe('WorkerLeases', () => {
     expect(fx.traffic.peek(w1)).toEqual({ requests: 0, prefilling: 0, promptTokens: 0 });
     expect([w1.pendingPrefillTokens, w1.reservations.size]).toEqual([0, 0]);
     expect(released.mock.calls).toEqual([[w1], [w1]]);
+  });
+
+  it('counts lower-class leases in flight for CriticalWait, critical ones not', () => {
+    const critical = sut.lease(w1, 'critical', 1, 0, null);
+    expect(criticalWait.mayWait(M)).toBe(false);
+    const sheddable = sut.lease(w1, 'sheddable', 1, 0, null);
+    expect(criticalWait.mayWait(M)).toBe(true);
+    criticalWait.queued(M); // one critical waiter per lower-class request in flight
+    expect(criticalWait.mayWait(M)).toBe(false);
+    criticalWait.left(M);
+    sheddable.release();
+    sheddable.release();
+    critical.release();
+    expect(criticalWait.mayWait(M)).toBe(false);
   });
 });

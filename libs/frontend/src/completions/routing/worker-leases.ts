@@ -1,3 +1,5 @@
+import { CriticalWait } from '../../admission/critical-wait';
+import { PriorityClass } from '../../config/priority';
 import { WorkerEntry } from '../../worker-monitor/worker-entry';
 import { WorkerRegistry } from '../../worker-monitor/worker-registry.service';
 import { WorkerTraffic } from './worker-traffic';
@@ -37,8 +39,8 @@ export interface LeaseObjective {
 /**
  * Hands out leases on workers and keeps what each one holds counted while it lasts: the
  * frontend's own in-flight requests, those of them waiting for their first token, and their prompt
- * tokens (`WorkerTraffic`), the prompt tokens
- * waiting for prefill and the KV blocks reserved between load reports (`WorkerRegistry`).
+ * tokens (`WorkerTraffic`), the prompt tokens waiting for prefill and the KV blocks reserved between
+ * load reports (`WorkerRegistry`), and the model's lower-class requests in flight (`CriticalWait`).
  * `released` hears of every lease that ends, so that the router queue can hand the room on.
  */
 export class WorkerLeases {
@@ -46,10 +48,13 @@ export class WorkerLeases {
     private readonly registry: WorkerRegistry,
     private readonly traffic: WorkerTraffic,
     private readonly released: (worker: WorkerEntry) => void,
+    private readonly criticalWait: CriticalWait,
   ) {}
 
+  /** A lease on `worker` for a request of class `c`. */
   lease(
     worker: WorkerEntry,
+    c: PriorityClass,
     promptTokens: number,
     maxTokens: number,
     objective: LeaseObjective | null,
@@ -62,6 +67,7 @@ export class WorkerLeases {
     inflight.promptTokens += promptTokens;
     this.registry.addPendingPrefill(worker, promptTokens);
     const reservation = this.registry.reserve(worker, promptTokens, maxTokens, Date.now(), true);
+    this.criticalWait.started(worker.model, c);
     let prefilling = true;
     let released = false;
     const firstToken = (): void => {
@@ -82,6 +88,7 @@ export class WorkerLeases {
       release: () => {
         if (released) return;
         released = true;
+        this.criticalWait.ended(worker.model, c);
         firstToken();
         reservation.release();
         inflight.requests--;
