@@ -344,3 +344,106 @@ describe('the router queue serves critical requests first', () => {
     expect(done).toEqual(['critical 200', 'standard 200', 'sheddable 200']);
   });
 });
+
+/**
+ * Contract §8: a critical request that finds every worker busy waits in the router queue for the
+ * room lower classes hold, instead of being refused, and lower classes are refused first. No
+ * `--router-queue-threshold`: the wait is part of priority classes, bounded by the queue timeout.
+ * One slow worker (`--speedup 0.05`: a 2,000-token stream takes minutes) whose load the test
+ * reports, in blocks of 16,384: standard's limit is 13,107 blocks, critical's 15,728.
+ */
+describe('a critical request waits for the room lower classes hold', () => {
+  const sys = useSystem({
+    database: 'priority_wait',
+    workers: [['--speedup', '0.05']],
+    frontend: [...THRESHOLDS, '0.8', '--router-queue-timeout-ms', '120000'],
+  });
+  let beat: Heartbeat;
+  const holders: AbortController[] = [];
+  const report = (blocks: number) =>
+    load(beat, sys.fe, { w: sys.worker.url }, { w: blocks }, 16384);
+  const queued = async () =>
+    (await metricValue(sys.fe.url, 'dynamo_frontend_queued_requests', { model: MODEL })) ?? 0;
+  const inflight = async () =>
+    (await metricValue(sys.fe.url, 'dynamo_frontend_inflight_requests', { model: MODEL })) ?? 0;
+
+  /** A stream of class `priority` that runs until aborted (2,000 tokens: 126 KV blocks reserved). */
+  const hold = async (priority: string): Promise<AbortController> => {
+    const holder = new AbortController();
+    holders.push(holder);
+    const res = await fetch(`${sys.fe.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...as(priority) },
+      body: JSON.stringify({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'x' }],
+        max_tokens: 2000,
+        stream: true,
+      }),
+      signal: holder.signal,
+    });
+    expect(res.status).toBe(200);
+    return holder;
+  };
+
+  beforeAll(async () => {
+    beat = await Heartbeat.start(NATS_URL, sys.namespace);
+  });
+  afterEach(async () => {
+    for (const h of holders.splice(0)) h.abort();
+    await waitFor(async () => (await inflight()) === 0, 'nothing in flight', WAIT_MS);
+  });
+  afterAll(() => beat?.close());
+
+  it('is served by the room a lower-class request frees; standard and sheddable are refused', async () => {
+    await report(0);
+    const std = await hold('standard');
+    await hold('sheddable');
+    await report(15_800); // busy for every class
+    const before = await rejections(sys.fe);
+    const waiting = [send(sys.fe, as('critical'))];
+    await waitFor(async () => (await queued()) === 1, 'one critical request queued', WAIT_MS);
+    waiting.push(send(sys.fe, as('critical')));
+    await waitFor(async () => (await queued()) === 2, 'two critical requests queued', WAIT_MS);
+    // Two lower-class requests in flight, two critical ones waiting for their room: refused.
+    expect((await send(sys.fe, as('critical'))).status).toBe(503);
+    expect((await send(sys.fe, as('standard'))).status).toBe(503);
+    expect((await send(sys.fe, as('sheddable'))).status).toBe(503);
+    expect(await queued()).toBe(2);
+
+    // The standard stream ends: its 126 blocks leave the report (15,674 ≤ critical's limit).
+    std.abort();
+    const answers = await Promise.all(waiting);
+    expect(answers.map((a) => a.status)).toEqual([200, 200]);
+    expect(await queued()).toBe(0);
+    expect(minus(await rejections(sys.fe), before)).toEqual({
+      all: 3,
+      critical: 1,
+      standard: 1,
+      sheddable: 1,
+    });
+  });
+
+  it('beyond that room critical requests are refused, and no lower class is admitted meanwhile', async () => {
+    await report(0);
+    await hold('sheddable');
+    await report(15_900);
+    const before = await rejections(sys.fe);
+    const burst = ['critical', 'standard', 'sheddable'].flatMap((c) =>
+      Array.from({ length: 4 }, () => send(sys.fe, as(c)).then((a) => `${c} ${a.status}`)),
+    );
+    await waitFor(
+      async () => (await rejections(sys.fe)).all - before.all === 11,
+      'all but one refused',
+      WAIT_MS,
+    );
+    expect(await queued()).toBe(1);
+    await report(0); // the worker frees: the waiting critical request goes first
+    expect((await Promise.all(burst)).sort()).toEqual([
+      'critical 200',
+      ...Array<string>(3).fill('critical 503'),
+      ...Array<string>(4).fill('sheddable 503'),
+      ...Array<string>(4).fill('standard 503'),
+    ]);
+  });
+});
