@@ -107,7 +107,7 @@ export const FRONTEND_FLAGS = {
   }),
   'router-queue-threshold': valueFlag({
     arg: 'F',
-    help: 'hold requests in a bounded queue while every free worker has more than F x max_num_batched_tokens prompt tokens in flight from here; unset: no queue',
+    help: 'hold requests in a bounded queue while every free worker has more than F x max_num_batched_tokens prompt tokens in flight from here; unset: only critical requests wait (for room lower classes hold)',
     parse: numberIn({ min: 0 }),
     default: D.routerQueueThreshold,
   }),
