@@ -40,6 +40,11 @@ export interface PointResult {
   latency_p99_ms: number | null;
   /** Per priority class, when the point sent a mix of classes. */
   classes: Record<string, ClassFigures>;
+  /**
+   * Requests of a lower class than critical admitted (not refused) in a second of the window in
+   * which a refused critical request arrived.
+   */
+  lower_admitted_while_critical_refused: number;
 }
 
 const loadgenFlags = (url: string, extra: string[]): string[] => [

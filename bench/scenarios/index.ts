@@ -3,6 +3,7 @@ import { admittedScenario } from './admitted';
 import { bridgeScenario } from './bridge';
 import { goodputScenario } from './goodput';
 import { memoryScenario } from './memory';
+import { priorityScenario } from './priority';
 import { propagationScenario } from './propagation';
 import { reactionScenario } from './reaction';
 import { realEngineScenario } from './real-engine';
@@ -16,6 +17,7 @@ export const SCENARIOS: Scenario[] = [
   reactionScenario,
   propagationScenario,
   goodputScenario,
+  priorityScenario,
   memoryScenario,
   bridgeScenario,
 ];

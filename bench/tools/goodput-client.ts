@@ -19,7 +19,9 @@
  *
  * MIX: `-` sends no priority header; `critical=0.5,sheddable=0.5` sends `x-sluice-priority` with
  * those shares (assigned by arrival index from a fixed low-discrepancy sequence, so every run
- * sends the same classes in the same order) and reports each class's figures too.
+ * sends the same classes in the same order) and reports each class's figures too, and how many
+ * requests of a lower class were admitted in a second of the window in which a critical request
+ * arrived that was refused (`lower_admitted_while_critical_refused`).
  */
 import { setMaxListeners } from 'node:events';
 import { Pool } from 'undici';
@@ -227,6 +229,19 @@ async function main(): Promise<void> {
       ];
     }),
   );
+  // Seconds (of arrival) in which a critical request was refused.
+  const refusedSeconds = new Set(
+    inWindow
+      .filter((r) => r.priority === 'critical' && r.kind === 'rejected')
+      .map((r) => Math.floor(r.at / 1000)),
+  );
+  const lowerAdmitted = inWindow.filter(
+    (r) =>
+      r.priority !== undefined &&
+      r.priority !== 'critical' &&
+      r.kind !== 'rejected' &&
+      refusedSeconds.has(Math.floor(r.at / 1000)),
+  ).length;
   const latencies = ok.map((r) => r.latencyMs as number);
   const out: PointResult & { error_kinds: string[] } = {
     window_arrivals: inWindow.length,
@@ -244,6 +259,7 @@ async function main(): Promise<void> {
     latency_p50_ms: pct(latencies, 50),
     latency_p99_ms: pct(latencies, 99),
     classes,
+    lower_admitted_while_critical_refused: lowerAdmitted,
   };
   process.stdout.write(`${JSON.stringify(out)}\n`);
 }
