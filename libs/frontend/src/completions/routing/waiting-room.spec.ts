@@ -110,6 +110,24 @@ describe('WaitingRoom', () => {
     expect([a.value, b.value, shed.value]).toEqual(['waiting', 'waiting', { by: 9 }]);
   });
 
+  it('serves each head once when serving it asks for another drain', async () => {
+    const first = wait(1);
+    const second = wait(2);
+    const third = wait(3);
+    let served = 0;
+    // Leasing a worker can free another one, which asks for a drain from inside this one.
+    decide = () => {
+      served++;
+      if (served === 1) sut.drain('m');
+      return served <= 2 ? { by: served } : 'wait';
+    };
+    sut.drain('m');
+    await settle();
+    expect([first.value, second.value, third.value]).toEqual([{ by: 1 }, { by: 2 }, 'waiting']);
+    expect(asked).toEqual([1, 2, 3, 3]); // the nested drain ran after the first head was served
+    expect([sut.aheadOf('m', 'standard'), queued.dec.mock.calls.length]).toEqual([1, 2]);
+  });
+
   it('refuses a head that can no longer make its deadline, then serves the next', async () => {
     const first = wait(1, 'standard', 100);
     const second = wait(2, 'standard', 200);

@@ -33,6 +33,9 @@ export interface WaitingRoomHost<T> {
  */
 export class WaitingRoom<T> {
   private readonly queues = new Map<string, ClassQueues<T>>();
+  /** Models to drain; a drain asked for while one runs is done by the running one. */
+  private readonly toDrain = new Set<string>();
+  private draining = false;
 
   constructor(
     private readonly config: FrontendConfig,
@@ -108,8 +111,26 @@ export class WaitingRoom<T> {
   /**
    * Hands free workers to waiters: critical ones first, each class in queue order. A head that
    * can no longer make its deadline is refused; one that must wait holds its class behind it.
+   * Serving a head can free a worker (a lease re-judges it) and so ask for a drain again: that
+   * one runs after the current head is taken out, never in the middle, where it would serve the
+   * same head twice and leave the next one out of the queue unserved.
    */
   drain(modelName: string): void {
+    this.toDrain.add(modelName);
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      // A Set visits what is added while it is iterated: the drains asked for meanwhile run here.
+      for (const name of this.toDrain) {
+        this.toDrain.delete(name);
+        this.drainModel(name);
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private drainModel(modelName: string): void {
     const queue = this.queues.get(modelName);
     const model = this.registry.model(modelName);
     if (!queue || !model) return;
