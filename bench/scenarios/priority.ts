@@ -53,7 +53,7 @@ interface Run {
 export const priorityScenario: Scenario = {
   id: 'priority',
   title: 'Priority classes at 4× capacity',
-  plan: (quick) => (quick ? { rounds: 1, seconds: 150 } : { rounds: 3, seconds: 480 }),
+  plan: (quick) => (quick ? { rounds: 1, seconds: 100 } : { rounds: 3, seconds: 480 }),
   async run(ctx: BenchContext, plan: Plan): Promise<ScenarioResult> {
     const g = ctx.group();
     try {
