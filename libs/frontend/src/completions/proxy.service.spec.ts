@@ -1,4 +1,5 @@
 import Fastify, { FastifyInstance } from 'fastify';
+import { errors as undiciErrors } from 'undici';
 import { FrontendConfig } from '../config/frontend-config';
 import { PriorityClass } from '../config/priority';
 import { setRequestPriority } from '../priority/request-priority';
@@ -33,7 +34,7 @@ describe('ProxyService (unary answers)', () => {
   let router: { acquire: jest.Mock; acquireOther: jest.Mock };
   let answers: Map<string, () => Promise<WholeAnswer>>;
   let sent: Array<{ worker: string; path: string; body: string | Buffer }>;
-  let metrics: Record<'firstByte' | 'finished' | 'answered' | 'admitted', jest.Mock> & {
+  let metrics: Record<'firstByte' | 'finished' | 'answered' | 'admitted' | 'retried', jest.Mock> & {
     inflight: { inc: jest.Mock; dec: jest.Mock };
   };
   let thrown: unknown;
@@ -54,11 +55,12 @@ describe('ProxyService (unary answers)', () => {
       finished: jest.fn(),
       answered: jest.fn(),
       admitted: jest.fn(),
+      retried: jest.fn(),
       inflight: { inc: jest.fn(), dec: jest.fn() },
     };
     thrown = undefined;
     sut = new ProxyService(
-      new FrontendConfig({ upstreamTimeoutMs: 1000 }),
+      new FrontendConfig({ upstreamTimeoutMs: 1000, upstreamRetries: 2 }),
       router as unknown as RouterService,
       upstream as unknown as UpstreamClient,
       metrics as unknown as RequestMetricsService,
@@ -130,17 +132,20 @@ describe('ProxyService (unary answers)', () => {
     const second = leaseOf(worker('w2'));
     router.acquire.mockReturnValue(first);
     router.acquireOther.mockReturnValue(second);
-    answers.set('w1', () => Promise.reject(new Error('connect ECONNREFUSED')));
+    answers.set('w1', () =>
+      Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })),
+    );
     answers.set('w2', ok('{"id":"y"}'));
     const res = await post();
     expect(res.statusCode).toBe(200);
     expect(res.headers[WORKER_HEADER]).toBe('w2');
     expect(router.acquireOther).toHaveBeenCalledWith(
-      first.worker,
+      new Set([first.worker]),
       expect.any(Number),
       'standard',
       0,
     );
+    expect(metrics.retried).toHaveBeenCalledWith('m', 'connect');
     expect(first.release).toHaveBeenCalledTimes(1);
     expect(second.release).toHaveBeenCalledTimes(1);
     expect(second.accepted).toHaveBeenCalled();
@@ -189,16 +194,50 @@ describe('ProxyService (unary answers)', () => {
       'chat_completions',
     );
     expect(router.acquireOther).toHaveBeenCalledWith(
-      expect.objectContaining({ id: 'w1' }),
+      new Set([expect.objectContaining({ id: 'w1' })]),
       expect.any(Number),
       'critical',
       0,
     );
   });
 
+  it('sends a 5xx answer on to untried workers, at most --upstream-retries of them', async () => {
+    const leases = ['w1', 'w2', 'w3'].map((id) => leaseOf(worker(id)));
+    router.acquire.mockReturnValue(leases[0]);
+    const asked: string[][] = [];
+    router.acquireOther.mockImplementation((tried: Set<WorkerEntry>) => {
+      asked.push([...tried].map((w) => w.id));
+      return leases[asked.length];
+    });
+    const failing = () =>
+      Promise.resolve({ statusCode: 503, contentType: 'text/plain', body: Buffer.from('x') });
+    for (const id of ['w1', 'w2', 'w3']) answers.set(id, failing);
+    await post();
+    expect(sent.map((x) => x.worker)).toEqual(['w1', 'w2', 'w3']);
+    // Never a worker tried before; the budget (2) is spent after the second: no third.
+    expect(asked).toEqual([['w1'], ['w1', 'w2']]);
+    expect(metrics.retried.mock.calls).toEqual([
+      ['m', 'status_5xx'],
+      ['m', 'status_5xx'],
+    ]);
+    expect(thrown).toMatchObject({ status: 502, message: 'Worker w3 answered 503' });
+    for (const lease of leases) expect(lease.release).toHaveBeenCalledTimes(1);
+  });
+
+  it('does not retry a worker that timed out', async () => {
+    router.acquire.mockReturnValue(leaseOf(worker('w1')));
+    router.acquireOther.mockReturnValue(leaseOf(worker('w2')));
+    answers.set('w1', () => Promise.reject(new undiciErrors.HeadersTimeoutError()));
+    await post();
+    expect(thrown).toMatchObject({ status: 504 });
+    expect(sent).toHaveLength(1);
+    expect(router.acquireOther).not.toHaveBeenCalled();
+  });
+
   it("turns a worker's 5xx into a 502 upstream error for the filter to answer and count", async () => {
     const lease = leaseOf(worker('w1'));
     router.acquire.mockReturnValue(lease);
+    router.acquireOther.mockReturnValue(undefined);
     answers.set('w1', () =>
       Promise.resolve({ statusCode: 500, contentType: 'text/plain', body: Buffer.from('x') }),
     );

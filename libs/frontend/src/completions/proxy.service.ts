@@ -2,7 +2,7 @@ import { Injectable, RawBodyRequest } from '@nestjs/common';
 import { estimatePromptTokens } from '@sluice/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
-import { Dispatcher, errors as undiciErrors } from 'undici';
+import { Dispatcher } from 'undici';
 import { UpstreamError, UpstreamTimeoutError } from './errors/upstream.error';
 import { FrontendConfig } from '../config/frontend-config';
 import { PriorityClass } from '../config/priority';
@@ -11,14 +11,13 @@ import { EndpointLabel, ErrorType } from '../metrics/metric-names';
 import { requestPriority } from '../priority/request-priority';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { TtftPredictor } from '../ttft-prediction/ttft-predictor.service';
-import { WorkerEntry } from '../worker-monitor/worker-entry';
 import { Lease, LeaseObjective, RouterService } from './routing/router.service';
 import { Cancellation } from './cancellation';
 import { LOOP_STATUS, RequestLoopError } from './errors/request-loop.error';
 import { SseEvents } from './upstream/sse-events';
 import { HOP_HEADER, UpstreamClient } from './upstream/upstream.client';
 import { AnswerTooLargeError, MidAnswerError, WholeAnswer } from './upstream/whole-answer.handler';
-import { UpstreamFailuresLogger } from './upstream/upstream-failures.logger';
+import { AttemptResult, UpstreamAttempts } from './upstream/upstream-attempts';
 
 /** The fields of an OpenAI body the proxy reads; the whole body is forwarded as received. */
 export interface OpenAiRequestBody {
@@ -28,6 +27,13 @@ export interface OpenAiRequestBody {
   readonly max_tokens?: number;
   readonly max_completion_tokens?: number;
 }
+
+const STREAMED: AttemptResult<Dispatcher.ResponseData> = {
+  status: (r) => r.statusCode,
+  // Read a little to keep the connection, else cut it: nobody wants this error body.
+  discard: (r) => void r.body.dump().catch(() => undefined),
+};
+const UNARY: AttemptResult<WholeAnswer> = { status: (a) => a.statusCode, discard: () => undefined };
 
 /** Names the worker that served the request, for operators tracing a slow or odd answer. */
 export const WORKER_HEADER = 'x-sluice-worker-id';
@@ -53,13 +59,13 @@ interface Exchange {
 /**
  * Sends an admitted request to the chosen worker and relays the answer: SSE passes through
  * chunk by chunk, a client that goes away aborts the upstream request, and a worker that fails
- * before answering is replaced once by another non-busy worker.
+ * before answering is replaced by another non-busy worker (`UpstreamAttempts`).
  */
 @Injectable()
 export class ProxyService {
   /** Requests between arrival and their last byte (queued ones included): what a drain waits for. */
   active = 0;
-  private readonly failures = new UpstreamFailuresLogger();
+  private readonly attempts: UpstreamAttempts;
 
   constructor(
     private readonly config: FrontendConfig,
@@ -67,7 +73,9 @@ export class ProxyService {
     private readonly upstream: UpstreamClient,
     private readonly metrics: RequestMetricsService,
     private readonly predictor: TtftPredictor,
-  ) {}
+  ) {
+    this.attempts = new UpstreamAttempts(config, router, metrics);
+  }
 
   async forward(
     endpoint: EndpointLabel,
@@ -119,13 +127,13 @@ export class ProxyService {
     // The body as the client sent it (kept by the JSON parser), else serialised again.
     const raw = (reply.request as RawBodyRequest<FastifyRequest>).rawBody;
     const payload = raw ?? JSON.stringify(body);
-    if (!x.stream) return this.forwardUnary(x, path, payload, promptTokens, reply);
+    if (!x.stream) return this.forwardUnary(x, path, payload, reply);
     let response: Dispatcher.ResponseData;
     try {
-      response = await this.send(
+      response = await this.attempts.send(
         x,
         (worker) => this.upstream.post(worker, path, payload, cancel.controller.signal),
-        promptTokens,
+        STREAMED,
       );
     } catch (err) {
       this.end(x, null);
@@ -152,60 +160,16 @@ export class ProxyService {
       .send(relay);
   }
 
-  /**
-   * One attempt, plus one retry when the first failed before answering: on another worker, else
-   * on the same one when it had closed the kept-alive connection the request went out on
-   * (`closedConnection`). A failure after the status line (`MidAnswerError`) is not retried and
-   * goes to the caller.
-   */
-  private async send<T>(
-    x: Exchange,
-    call: (worker: WorkerEntry) => Promise<T>,
-    promptTokens: number,
-  ): Promise<T> {
-    try {
-      return await call(x.lease.worker);
-    } catch (err) {
-      if (err instanceof MidAnswerError) throw err;
-      const failure = this.toUpstreamError(err, x);
-      if (!failure.retryable || x.cancel.cancelled) throw this.logged(x, err, failure);
-      const other = this.router.acquireOther(x.lease.worker, promptTokens, x.priority, x.maxTokens);
-      if (other) {
-        this.logFailure(x, err, `retried on worker ${other.worker.id}`);
-        x.lease.release();
-        x.lease = other;
-      } else if (!closedConnection(err)) {
-        throw this.logged(x, err, failure);
-      }
-      try {
-        return await call(x.lease.worker);
-      } catch (second) {
-        if (second instanceof MidAnswerError) throw second;
-        throw this.logged(x, second, this.toUpstreamError(second, x));
-      }
-    }
-  }
-
-  /** Logs a failure the client is told about (a client that went away is not the worker's fault). */
   private logged(x: Exchange, err: unknown, failure: UpstreamError): UpstreamError {
-    if (!x.cancel.cancelled) this.logFailure(x, err, `answered ${failure.status}`);
-    return failure;
+    return this.attempts.logged(x, err, failure);
   }
 
   private logFailure(x: Exchange, err: unknown, outcome: string): void {
-    const reason = err instanceof Error ? err.message : String(err);
-    this.failures.failed(x.lease.worker.id, x.lease.worker.endpoint, reason, outcome);
+    this.attempts.logFailure(x, err, outcome);
   }
 
   private toUpstreamError(err: unknown, x: Exchange): UpstreamError {
-    if (
-      err instanceof undiciErrors.HeadersTimeoutError ||
-      err instanceof undiciErrors.BodyTimeoutError
-    ) {
-      return new UpstreamTimeoutError(this.config.upstreamTimeoutMs);
-    }
-    const reason = err instanceof Error ? err.message : String(err);
-    return new UpstreamError(`Worker ${x.lease.worker.id} failed: ${reason}`, true);
+    return this.attempts.toUpstreamError(err, x);
   }
 
   /**
@@ -216,12 +180,11 @@ export class ProxyService {
     x: Exchange,
     path: string,
     payload: string | Buffer,
-    promptTokens: number,
     reply: FastifyReply,
   ): Promise<void> {
     let answer: WholeAnswer;
     try {
-      answer = await this.send(
+      answer = await this.attempts.send(
         x,
         (worker) => {
           // A unary answer comes whole, at the end: nothing tells when the worker took it, so
@@ -231,7 +194,7 @@ export class ProxyService {
           x.cancel.upstream = call.abort;
           return call.answer;
         },
-        promptTokens,
+        UNARY,
       );
     } catch (err) {
       if (err instanceof MidAnswerError && err.cause instanceof AnswerTooLargeError) {
@@ -431,18 +394,7 @@ export class ProxyService {
   }
 }
 
-/**
- * The worker closed the connection before any answer: a kept-alive connection it was closing as
- * the request went out on it. llama.cpp's server does so after many streamed answers
- * (docs/engines.md, "llama.cpp server"); the request never reached it, and a second attempt on a
- * new connection is served.
- */
 function isEventStream(contentType: string | string[] | undefined): boolean {
   const type = Array.isArray(contentType) ? contentType[0] : contentType;
   return type?.trimStart().toLowerCase().startsWith('text/event-stream') ?? false;
-}
-
-function closedConnection(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET';
 }

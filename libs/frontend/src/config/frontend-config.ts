@@ -93,6 +93,11 @@ export class FrontendConfig {
   readonly idleTimeoutMs: number = 60000;
   /** A worker's answer or error body read beyond this is refused with a 502. */
   readonly maxUpstreamBodyBytes: number = 64 * 1024 * 1024;
+  /**
+   * Other workers a request is sent to when its worker refused the connection, cut it or
+   * answered 5xx before any byte reached the client (docs/decisions/0135-upstream-retries.md).
+   */
+  readonly upstreamRetries: number = 1;
 
   /**
    * Thresholds left out of `values.thresholds` are unset. The global admission mode may be given

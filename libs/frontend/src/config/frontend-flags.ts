@@ -263,6 +263,13 @@ export const FRONTEND_FLAGS = {
     D.maxUpstreamBodyBytes,
     1024,
   ),
+  'upstream-retries': int(
+    'N',
+    'other workers a request is sent to when its worker refused the connection, cut it or answered 5xx before any byte reached the client',
+    D.upstreamRetries,
+    0,
+    16,
+  ),
 };
 
 /** `--retry-after-secs`: whole seconds, or `auto` (measured, contract §8). */

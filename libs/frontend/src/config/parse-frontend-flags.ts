@@ -78,5 +78,6 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
     bodyLimitBytes: v['body-limit-bytes'],
     idleTimeoutMs: v['idle-timeout-ms'],
     maxUpstreamBodyBytes: v['max-upstream-body-bytes'],
+    upstreamRetries: v['upstream-retries'],
   });
 }

@@ -30,7 +30,12 @@ export const METRIC = {
   predictionError: 'sluice_frontend_ttft_prediction_error_seconds',
   sloSamples: 'sluice_frontend_slo_sample_total',
   explored: 'sluice_frontend_explored_total',
+  // Issue 41: requests sent again before any byte reached the client, by what failed.
+  upstreamRetries: 'sluice_frontend_upstream_retries_total',
 } as const;
+
+/** Why a request was sent again: refused connection, connection cut, or a worker's 5xx. */
+export type RetryReason = 'connect' | 'reset' | 'status_5xx';
 
 /** How a would-be objective refusal admitted as a sample turned out. */
 /** Label names of the request counters, in the order their values are given (`PendingCounts`). */

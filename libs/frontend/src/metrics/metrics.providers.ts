@@ -63,6 +63,11 @@ export const metricProviders = [
     labelNames: ['model'],
   }),
   makeCounterProvider({
+    name: METRIC.upstreamRetries,
+    help: 'Requests sent again, before any byte reached the client, after their worker refused the connection (connect), cut it (reset) or answered 5xx (status_5xx)',
+    labelNames: ['model', 'reason'],
+  }),
+  makeCounterProvider({
     name: METRIC.requests,
     help: 'Requests answered by the frontend',
     labelNames: COUNTER_LABELS.requests,

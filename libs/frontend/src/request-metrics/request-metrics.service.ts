@@ -8,6 +8,7 @@ import {
   EndpointLabel,
   ErrorType,
   METRIC,
+  RetryReason,
   SloSampleOutcome,
 } from '../metrics/metric-names';
 import { PendingCounts } from '../metrics/pending-counts';
@@ -44,6 +45,7 @@ export class RequestMetricsService implements OnModuleDestroy {
     @InjectMetric(METRIC.predictionError) private readonly predictionErrors: Histogram,
     @InjectMetric(METRIC.sloSamples) sloSamples: Counter,
     @InjectMetric(METRIC.explored) private readonly exploredRequests: Counter,
+    @InjectMetric(METRIC.upstreamRetries) private readonly retries: Counter,
   ) {
     const { byClass } = COUNTER_LABELS;
     this.rejections = new PendingCounts(rejections, COUNTER_LABELS.rejections);
@@ -109,6 +111,11 @@ export class RequestMetricsService implements OnModuleDestroy {
     this.exploredRequests.inc({ model });
   }
 
+  /** A request sent again before any byte reached its client (UpstreamAttempts). */
+  retried(model: string, reason: RetryReason): void {
+    this.retries.inc({ model, reason });
+  }
+
   answered(model: string, endpoint: EndpointLabel, stream: boolean, errorType: ErrorType): void {
     const status = errorType === '' ? 'success' : 'error';
     this.requests.inc([model, endpoint, stream ? 'stream' : 'unary', status, errorType]);
@@ -129,6 +136,9 @@ export class RequestMetricsService implements OnModuleDestroy {
     this.ttft.remove({ model });
     this.predictionErrors.remove({ model });
     this.exploredRequests.remove({ model });
+    for (const reason of ['connect', 'reset', 'status_5xx'] as const) {
+      this.retries.remove({ model, reason });
+    }
     this.duration.remove({ model });
     // A request still running on a worker of the model decrements its gauge later: keep a
     // gauge that is not at 0, or it would come back negative.

@@ -256,9 +256,9 @@ describe('ObjectiveGate', () => {
   it('retries on the lowest prediction among the other workers, never refusing', () => {
     fx.report('w1');
     fx.report('w2');
-    const retry = sut.forRetry(ask(500), worker('w2'), 30);
+    const retry = sut.forRetry(ask(500), new Set([worker('w2')]), 30);
     expect(admitted(retry)).toEqual({ worker: 'w1', ms: 520, objectiveMs: 30, sample: false });
     fx.registry.removeWorker('w1', 'worker_down');
-    expect(sut.forRetry(ask(1), worker('w2'), 30)).toBeUndefined();
+    expect(sut.forRetry(ask(1), new Set([worker('w2')]), 30)).toBeUndefined();
   });
 });

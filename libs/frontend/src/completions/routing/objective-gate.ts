@@ -90,9 +90,9 @@ export class ObjectiveGate {
   }
 
   /** Admitted already, its first worker failed: no refusal now, only the lowest prediction. */
-  forRetry(ask: Ask, failed: WorkerEntry, objective: number): Admit | undefined {
+  forRetry(ask: Ask, tried: ReadonlySet<WorkerEntry>, objective: number): Admit | undefined {
     const eligible = this.choice.eligible;
-    const other = (w: WorkerEntry) => w !== failed && (eligible?.(w) ?? true);
+    const other = (w: WorkerEntry) => !tried.has(w) && (eligible?.(w) ?? true);
     const candidates = this.choice.candidates(ask.model, ask.priority);
     const best = this.choice.lowest(candidates, ask.promptTokens, other);
     return best ? admit(best, objective) : undefined;

@@ -250,11 +250,19 @@ describe('RouterService', () => {
       report('c', 10);
       const first = registry.model(M)?.workers.get('a');
       if (!first) throw new Error('no worker a');
-      expect(sut.acquireOther(first, 1, 'standard')?.worker.id).toBe('c');
+      expect(sut.acquireOther(new Set([first]), 1, 'standard')?.worker.id).toBe('c');
       const ids = new Set(
-        Array.from({ length: 6 }, () => sut.acquireOther(first, 1, 'critical')?.worker.id),
+        Array.from(
+          { length: 6 },
+          () => sut.acquireOther(new Set([first]), 1, 'critical')?.worker.id,
+        ),
       );
       expect(ids).toEqual(new Set(['b', 'c']));
+      const second = registry.model(M)?.workers.get('c');
+      if (!second) throw new Error('no worker c');
+      // A request that failed on a and c too: b is what is left for critical, none for standard.
+      expect(sut.acquireOther(new Set([first, second]), 1, 'critical')?.worker.id).toBe('b');
+      expect(sut.acquireOther(new Set([first, second]), 1, 'standard')).toBeUndefined();
     });
 
     it('serves the queue critical first, then standard, then sheddable, FIFO within a class', async () => {

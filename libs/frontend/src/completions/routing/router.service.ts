@@ -95,22 +95,26 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     return this.enqueue(ask, cancel.signal, null);
   }
 
-  /** A second worker for a request whose first worker failed before answering; no queueing. */
+  /**
+   * Another worker for a request whose workers so far (`tried`, never empty) failed before
+   * answering: free for its class and not tried yet; no queueing.
+   */
   acquireOther(
-    failed: WorkerEntry,
+    tried: ReadonlySet<WorkerEntry>,
     promptTokens: number,
     priority: PriorityClass = DEFAULT_PRIORITY,
     maxTokens = 0,
   ): Lease | undefined {
-    const model = this.registry.model(failed.model);
+    const first = tried.values().next().value as WorkerEntry;
+    const model = this.registry.model(first.model);
     if (!model) return undefined;
     const objective = this.gate.objectiveOf(model.name, priority);
     if (objective !== null) {
       const ask: Ask = { model, promptTokens, maxTokens, priority, endpoint: 'chat_completions' };
-      const verdict = this.gate.forRetry(ask, failed, objective);
+      const verdict = this.gate.forRetry(ask, tried, objective);
       return verdict && this.admit(ask, verdict);
     }
-    const worker = this.choice.pick(model, priority, failed);
+    const worker = this.choice.pick(model, priority, tried);
     return worker ? this.leases.lease(worker, priority, promptTokens, maxTokens, null) : undefined;
   }
 

@@ -76,7 +76,11 @@ export class WorkerChoice {
    * An eligible worker free for class `c`, by `--router-mode`; with every worker busy for it, a
    * model that does not enforce (`shadow`, `none`) still routes, to any worker.
    */
-  pick(model: ModelEntry, c: PriorityClass, exclude?: WorkerEntry): WorkerEntry | undefined {
+  pick(
+    model: ModelEntry,
+    c: PriorityClass,
+    exclude?: ReadonlySet<WorkerEntry>,
+  ): WorkerEntry | undefined {
     const candidates = this.candidates(model, c);
     let route = this.routes.get(model.name);
     if (!route) {

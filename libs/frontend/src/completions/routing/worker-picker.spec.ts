@@ -56,13 +56,18 @@ describe('pickWorker', () => {
     });
 
     it('never returns the excluded worker', () => {
-      const picks = pickIds(6, () => sut('round-robin', model, [a, b], null, a));
+      const picks = pickIds(6, () => sut('round-robin', model, [a, b], null, new Set([a])));
+      expect(picks).toEqual(['b', 'b', 'b', 'b', 'b', 'b']);
+    });
+
+    it('never returns any of several excluded workers (a request retried twice)', () => {
+      const picks = pickIds(6, () => sut('round-robin', model, [a, b, c], null, new Set([a, c])));
       expect(picks).toEqual(['b', 'b', 'b', 'b', 'b', 'b']);
     });
 
     it('returns undefined when no candidate is eligible', () => {
       expect(sut('round-robin', model, [a, b], () => false)).toBeUndefined();
-      expect(sut('round-robin', model, [a], null, a)).toBeUndefined();
+      expect(sut('round-robin', model, [a], null, new Set([a]))).toBeUndefined();
     });
   });
 
@@ -82,7 +87,7 @@ describe('pickWorker', () => {
     it('scans on to an eligible candidate when the random one is filtered out', () => {
       jest.spyOn(Math, 'random').mockReturnValue(0.99);
       expect(sut('random', model, [a, b, c], (w) => w !== c)).toBe(a);
-      expect(sut('random', model, [a, b, c], null, c)).toBe(a);
+      expect(sut('random', model, [a, b, c], null, new Set([c]))).toBe(a);
     });
 
     it('returns undefined when no candidate is eligible', () => {
@@ -109,7 +114,7 @@ describe('pickWorker', () => {
       const other = worker('other', 50);
       const third = worker('third', 80);
       expect(sut('least-loaded', model, [idle, other, third], (w) => w !== idle)).toBe(other);
-      expect(sut('least-loaded', model, [idle, other, third], null, idle)).toBe(other);
+      expect(sut('least-loaded', model, [idle, other, third], null, new Set([idle]))).toBe(other);
     });
 
     it('returns undefined when no candidate is eligible', () => {

@@ -11,18 +11,20 @@ export interface ModelRoute {
 /**
  * Chooses a worker among the candidates (the model's free workers, or all of them when
  * admission control is off and every worker is busy). `eligible` filters out workers over the
- * router's in-flight threshold; without a threshold every candidate is eligible.
+ * router's in-flight threshold; without a threshold every candidate is eligible. `exclude`: the
+ * workers a retried request already tried.
  */
 export function pickWorker(
   mode: RouterMode,
   route: ModelRoute,
   candidates: readonly WorkerEntry[],
   eligible: ((w: WorkerEntry) => boolean) | null,
-  exclude?: WorkerEntry,
+  exclude?: ReadonlySet<WorkerEntry>,
 ): WorkerEntry | undefined {
   const n = candidates.length;
   if (n === 0) return undefined;
-  const ok = (w: WorkerEntry): boolean => w !== exclude && (eligible === null || eligible(w));
+  const ok = (w: WorkerEntry): boolean =>
+    exclude?.has(w) !== true && (eligible === null || eligible(w));
   switch (mode) {
     case 'least-loaded':
       return leastLoaded(candidates, ok, route.traffic);
