@@ -22,27 +22,30 @@ function answer(res: ServerResponse, body: string, id: string): void {
 
 /** A worker that accepts connections and resets each one as soon as a request arrives. */
 class ResettingWorker {
-  requests = 0;
   private constructor(
     private readonly server: Server,
     readonly url: string,
+    private readonly counted: { requests: number },
   ) {}
+
+  get requests(): number {
+    return this.counted.requests;
+  }
 
   static async start(): Promise<ResettingWorker> {
     const sockets = new Set<Socket>();
-    let self: ResettingWorker | undefined;
+    const counted = { requests: 0 };
     const server = createServer((socket) => {
       sockets.add(socket);
       socket.once('close', () => sockets.delete(socket));
       socket.once('data', () => {
-        if (self) self.requests++;
+        counted.requests++;
         socket.resetAndDestroy();
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as AddressInfo).port;
-    self = new ResettingWorker(server, `http://127.0.0.1:${port}`);
-    return self;
+    return new ResettingWorker(server, `http://127.0.0.1:${port}`, counted);
   }
 
   async stop(): Promise<void> {
