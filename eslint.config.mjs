@@ -77,7 +77,7 @@ const frontendBoundaries = {
  */
 export const LIB_IMPORTS = {
   contracts: [],
-  cli: [],
+  cli: ['contracts'],
   bus: ['contracts'],
   client: ['contracts'],
   testkit: ['contracts', 'cli'],

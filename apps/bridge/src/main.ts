@@ -9,7 +9,7 @@ import {
 } from '@sluice/bridge';
 import { NatsEventPublisher } from '@sluice/bus';
 import { CommandLine, exitWithUsage, parseOrExit, stopOnSignals } from '@sluice/cli';
-import { redactedUrl } from '@sluice/contracts';
+import { redactCredentials } from '@sluice/contracts';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 
 const COMMAND_LINE: CommandLine<BridgeFlags> = {
@@ -27,7 +27,7 @@ function describe(f: BridgeFlags, opsUrl: string): string {
   return (
     `bridge for ${f.engine} engines (${sources}) every ${f.scrapeIntervalMs} ms, ` +
     `timeout ${f.scrapeTimeoutMs} ms, down after ${f.downAfterMs} ms; reports on ` +
-    `${redactedUrl(f.natsUrl)} namespace ${f.namespace}; /metrics and /health at ${opsUrl}`
+    `${redactCredentials(f.natsUrl)} namespace ${f.namespace}; /metrics and /health at ${opsUrl}`
   );
 }
 

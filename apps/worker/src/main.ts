@@ -1,4 +1,4 @@
-import { redactedUrl } from '@sluice/contracts';
+import { redactCredentials } from '@sluice/contracts';
 import { Logger } from '@nestjs/common';
 import { EventPublisher, NatsEventPublisher } from '@sluice/bus';
 import { parseOrExit, stopOnSignals } from '@sluice/cli';
@@ -21,7 +21,7 @@ function describe(options: WorkerOptions, url: string, workerId: string): string
     `dp ${options.dpSize} x ${options.kvTotalBlocks} KV blocks of ${options.blockSize} tokens, ` +
     `max ${options.maxNumBatchedTokens} batched tokens, max ${options.maxNumSeqs} seqs`;
   const reports = options.natsUrl
-    ? `reports on ${redactedUrl(options.natsUrl)} namespace ${options.namespace}`
+    ? `reports on ${redactCredentials(options.natsUrl)} namespace ${options.namespace}`
     : 'no NATS load reports (no --nats-url)';
   const load = options.metricsFormat === 'none' ? '' : `; ${FORMAT_ROUTES[options.metricsFormat]}`;
   return `worker ${workerId} serving ${options.model} at ${url} (${capacity}, speedup ${options.speedup}; ${reports}${load})`;

@@ -1,4 +1,4 @@
-import { natsServerOptions, redactedUrl } from '@sluice/contracts';
+import { natsServerOptions, redactCredentials } from '@sluice/contracts';
 import { Logger } from '@nestjs/common';
 import { connect, NatsConnection } from 'nats';
 import { InProcessBus } from './in-process-bus';
@@ -47,7 +47,7 @@ export class NatsEventPublisher extends EventPublisher {
   static async connect(url: string, name: string): Promise<NatsEventPublisher> {
     const logger = new Logger('NatsEventPublisher');
     // The URL may carry a user and password (or a token): never in a log line.
-    const shown = redactedUrl(url);
+    const shown = redactCredentials(url);
     const publisher = new NatsEventPublisher();
     const connecting = connect({
       ...natsServerOptions(url),

@@ -1,3 +1,4 @@
+import { redactCredentials } from '@sluice/contracts';
 import { UsageError } from './usage.error';
 
 /** How one program reads its command line. */
@@ -43,9 +44,10 @@ export function readCommandLine<T>(
   }
 }
 
+/** Every usage error of every app is printed here, so no URL's credentials ever are. */
 function writeUsageError(io: CommandLineIo, cli: UsageOf, message: string): void {
   const prefix = cli.prefix ? `${cli.prefix}: ` : '';
-  io.stderr.write(`${prefix}${message}\n${cli.usage}\n`);
+  io.stderr.write(`${prefix}${redactCredentials(message)}\n${cli.usage}\n`);
 }
 
 type UsageOf = Pick<CommandLine<unknown>, 'prefix' | 'usage'>;

@@ -54,17 +54,12 @@ export function matching(re: RegExp, expected: string): (raw: string) => string 
   };
 }
 
-/**
- * A NATS server URL. With `secret`, a refused URL is not echoed: it may carry credentials.
- */
-export function natsUrl({ secret }: { secret: boolean }): (raw: string) => string {
-  return (raw) => {
-    if (!/^(nats|tls|ws|wss):\/\/[^\s]+$/.test(raw) || !URL.canParse(raw)) {
-      const reason = 'expected a URL like nats://127.0.0.1:4222';
-      throw new InvalidFlagValue(reason, secret ? '<hidden>' : undefined);
-    }
-    return raw;
-  };
+/** A NATS server URL (a refused one is echoed without its user-info, like every flag value). */
+export function natsUrl(raw: string): string {
+  if (!/^(nats|tls|ws|wss):\/\/[^\s]+$/.test(raw) || !URL.canParse(raw)) {
+    throw new InvalidFlagValue('expected a URL like nats://127.0.0.1:4222');
+  }
+  return raw;
 }
 
 /** A PostgreSQL URL; a refused one is never echoed, since it may hold a password. */

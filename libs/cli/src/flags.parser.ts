@@ -1,3 +1,4 @@
+import { redactCredentials } from '@sluice/contracts';
 import { parseArgs, ParseArgsConfig } from 'node:util';
 import { envName, Flag, FlagTable, FlagValues } from './flag-table';
 import { FlagValueError, InvalidFlagValue, UsageError, valueMessage } from './usage.error';
@@ -181,9 +182,11 @@ class FlagReader {
       const flag = this.sourceOf(name);
       const typed = item ?? givenForm(this.argv, flag);
       const given = flag.startsWith('--') ? typed : `${flag}=${raw}`;
-      const value = err.shown ?? raw;
-      const message = valueMessage(flag, value, err.reason);
-      throw this.error({ flag, value, reason: err.reason, given, message, kind: 'value' });
+      // A refused URL is echoed without its user-info, in the value and in the rule's reason.
+      const value = err.shown ?? redactCredentials(raw);
+      const reason = redactCredentials(err.reason);
+      const message = valueMessage(flag, value, reason);
+      throw this.error({ flag, value, reason, given, message, kind: 'value' });
     }
   }
 

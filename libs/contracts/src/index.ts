@@ -4,3 +4,4 @@ export * from './openai-error';
 export * from './token-estimate';
 export * from './sse-data.parser';
 export * from './nats-url';
+export * from './redact';

@@ -2,7 +2,7 @@ import { Logger as NestLogger, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { InProcessBus } from '@sluice/bus';
-import { redactedUrl } from '@sluice/contracts';
+import { redactCredentials } from '@sluice/contracts';
 import { installAdmission } from './admission/early-refusal.hook';
 import { AdmissionPolicy } from './admission/admission-policy';
 import { FrontendConfig } from './config/frontend-config';
@@ -66,7 +66,7 @@ export async function createFrontendApp(
   // Thresholds are loaded (retrying while the database is away) before anything is served.
   await app.init();
   const log = new NestLogger('Sluice');
-  const bus = config.natsUrl ? redactedUrl(config.natsUrl) : 'embedded in-process';
+  const bus = config.natsUrl ? redactCredentials(config.natsUrl) : 'embedded in-process';
   // NATS unreachable at boot must not keep the frontend from listening: /live answers, /health
   // reports the bus down, and the monitor connects (retrying forever) in the background.
   const monitorStarted = startMonitor(app, log, bus);

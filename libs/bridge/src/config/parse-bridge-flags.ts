@@ -113,7 +113,7 @@ export const BRIDGE_FLAGS = {
   'nats-url': valueFlag({
     arg: 'URL',
     help: 'NATS server the reports go to (required)',
-    parse: natsUrl({ secret: true }),
+    parse: natsUrl,
     default: undefined,
   }),
   'http-host': valueFlag({

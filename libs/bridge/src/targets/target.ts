@@ -1,4 +1,4 @@
-import { isHeaderValue, REPORT_LIMITS } from '@sluice/contracts';
+import { isHeaderValue, redactCredentials, REPORT_LIMITS } from '@sluice/contracts';
 import { isIP } from 'node:net';
 
 /** One engine to scrape: its worker id in reports and the base URL of its API. */
@@ -24,7 +24,8 @@ export function parseTargetSpec(spec: string): Target {
   const named = NAMED.exec(trimmed);
   const rawUrl = named ? named[2] : trimmed;
   if (!/^https?:\/\//i.test(rawUrl) || !URL.canParse(rawUrl)) {
-    throw new TargetSpecError(`'${rawUrl.slice(0, 200)}' is not an http(s) URL`);
+    // Printed at boot and logged on a reload: never with the password the text may hold.
+    throw new TargetSpecError(`'${redactCredentials(rawUrl.slice(0, 200))}' is not an http(s) URL`);
   }
   const url = new URL(rawUrl);
   if (url.search || url.hash || url.username || url.password) {

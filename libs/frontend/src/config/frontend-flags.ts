@@ -138,7 +138,7 @@ export const FRONTEND_FLAGS = {
   'nats-url': valueFlag({
     arg: 'URL',
     help: 'NATS server of the load reports, e.g. nats://127.0.0.1:4222; unset: an in-process bus (one process only)',
-    parse: natsUrl({ secret: false }),
+    parse: natsUrl,
     default: D.natsUrl,
   }),
   'database-url': valueFlag({
@@ -296,8 +296,7 @@ function parseEngineTarget(item: string): EngineTarget {
     parseTargetSpec(spec);
   } catch (err) {
     if (!(err instanceof TargetSpecError)) throw err;
-    // A URL with user-info is refused; its password must not be echoed either.
-    throw new InvalidFlagValue(err.message, item.replace(/\/\/[^/@]*@/, '//***@'));
+    throw new InvalidFlagValue(err.message);
   }
   return { engine: engine as EngineName, spec };
 }

@@ -5,6 +5,7 @@ import {
   formatUsage,
   integerIn,
   InvalidFlagValue,
+  natsUrl,
   numberIn,
   oneOf,
   parseFlags,
@@ -42,7 +43,7 @@ export const WORKER_FLAGS = {
   'nats-url': valueFlag({
     arg: 'URL',
     help: 'publish load reports here; unset: none',
-    parse: text(2048),
+    parse: natsUrl,
     default: undefined,
   }),
   namespace: valueFlag({
