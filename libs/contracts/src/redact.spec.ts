@@ -22,6 +22,8 @@ describe('redactCredentials', () => {
   });
 
   it('leaves an address without a scheme alone', () => {
-    expect(sut('ops@example.com wrote to 10.0.0.1:80')).toBe('ops@example.com wrote to 10.0.0.1:80');
+    expect(sut('ops@example.com wrote to 10.0.0.1:80')).toBe(
+      'ops@example.com wrote to 10.0.0.1:80',
+    );
   });
 });
