@@ -24,6 +24,16 @@ describe('worker answers over --max-upstream-body-bytes', () => {
     worker = await FakeWorker.start(async (req, res) => {
       const body = JSON.parse(req.body) as { messages: Array<{ content: string }> };
       const mode = body.messages[0].content;
+      if (mode === 'redirect') {
+        res.writeHead(302, { location: 'https://elsewhere.example/v1/chat/completions' });
+        res.end();
+        return;
+      }
+      if (mode === 'slow-down') {
+        res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '7' });
+        res.end(JSON.stringify({ error: { message: 'slow down' } }));
+        return;
+      }
       if (mode === 'small') {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ id: 'small', choices: [{ message: { content: 'ok' } }] }));
@@ -73,6 +83,30 @@ describe('worker answers over --max-upstream-body-bytes', () => {
     });
     await waitFor(() => outcomes[mode], `the worker's ${mode} ended`, 30_000);
     expect(outcomes[mode]).toBe('aborted');
+  });
+
+  // Issue 41 item 12a: the client needs where a redirect points and when to come back.
+  it.each([
+    ['non-streamed', {}],
+    ['streamed', { stream: true }],
+  ])("passes a worker's Location (3xx) and Retry-After (429) through, %s", async (_what, extra) => {
+    // Not followed: the answer itself is what is checked.
+    const moved = await fetch(`${sys.fe.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'redirect' }],
+        ...extra,
+      }),
+      redirect: 'manual',
+    });
+    expect(moved.status).toBe(302);
+    expect(moved.headers.get('location')).toBe('https://elsewhere.example/v1/chat/completions');
+    const limited = await ask('slow-down', extra);
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('7');
+    expect(limited.json).toEqual({ error: { message: 'slow down' } });
   });
 
   it('still relays an answer under the cap', async () => {

@@ -16,7 +16,13 @@ import { Cancellation } from './cancellation';
 import { LOOP_STATUS, RequestLoopError } from './errors/request-loop.error';
 import { SseEvents } from './upstream/sse-events';
 import { HOP_HEADER, UpstreamClient } from './upstream/upstream.client';
-import { AnswerTooLargeError, MidAnswerError, WholeAnswer } from './upstream/whole-answer.handler';
+import {
+  AnswerTooLargeError,
+  MidAnswerError,
+  PASSED_HEADERS,
+  PassedHeaders,
+  WholeAnswer,
+} from './upstream/whole-answer.handler';
 import { AttemptResult, UpstreamAttempts } from './upstream/upstream-attempts';
 
 /** The fields of an OpenAI body the proxy reads; the whole body is forwarded as received. */
@@ -154,6 +160,7 @@ export class ProxyService {
     });
     void reply
       .code(response.statusCode)
+      .headers(passedFrom(response.headers) ?? {})
       .header('content-type', response.headers['content-type'] ?? 'application/json')
       .header('cache-control', 'no-cache')
       .header(WORKER_HEADER, x.lease.worker.id)
@@ -203,7 +210,7 @@ export class ProxyService {
       }
       // An error answer cut short is answered as its status says, with what was read (nothing).
       if (err instanceof MidAnswerError && err.statusCode >= 400 && !x.cancel.cancelled) {
-        return this.answerWorkerError(x, err.statusCode, undefined, '', reply);
+        return this.answerWorkerError(x, err.statusCode, undefined, '', reply, undefined);
       }
       this.end(x, null);
       if (x.cancel.cancelled) return;
@@ -218,7 +225,8 @@ export class ProxyService {
       );
     }
     if (answer.statusCode >= 400) {
-      return this.answerWorkerError(x, answer.statusCode, answer.contentType, answer.body, reply);
+      const { statusCode, contentType, body, passed } = answer;
+      return this.answerWorkerError(x, statusCode, contentType, body, reply, passed);
     }
     x.lease.firstToken();
     const now = performance.now();
@@ -229,6 +237,7 @@ export class ProxyService {
     this.end(x, '');
     void reply
       .code(answer.statusCode)
+      .headers(answer.passed ?? {})
       .header('content-type', answer.contentType ?? 'application/json')
       .header(WORKER_HEADER, x.lease.worker.id)
       .send(answer.body);
@@ -248,7 +257,9 @@ export class ProxyService {
         throw this.tooLarge(x, err);
       }
     }
-    this.answerWorkerError(x, response.statusCode, response.headers['content-type'], text, reply);
+    const { statusCode, headers } = response;
+    const passed = passedFrom(headers);
+    this.answerWorkerError(x, statusCode, headers['content-type'], text, reply, passed);
   }
 
   /** A worker's 4xx is the client's fault and passes through; a 5xx becomes our 502. */
@@ -258,6 +269,7 @@ export class ProxyService {
     contentType: string | string[] | undefined,
     body: string | Buffer,
     reply: FastifyReply,
+    passed: PassedHeaders | undefined,
   ): void {
     if (status >= 500) {
       this.end(x, null);
@@ -272,6 +284,7 @@ export class ProxyService {
     this.end(x, 'validation');
     void reply
       .code(status)
+      .headers(passed ?? {})
       .header(WORKER_HEADER, x.lease.worker.id)
       .header('content-type', contentType ?? 'application/json')
       .send(body);
@@ -392,6 +405,16 @@ export class ProxyService {
     this.metrics.finished(x.model, (performance.now() - x.startedMs) / 1000);
     if (errorType !== null) this.metrics.answered(x.model, x.endpoint, x.stream, errorType);
   }
+}
+
+/** The worker's headers the client needs (PASSED_HEADERS), from a streamed call's answer. */
+function passedFrom(headers: Dispatcher.ResponseData['headers']): PassedHeaders | undefined {
+  let passed: PassedHeaders | undefined;
+  for (const name of PASSED_HEADERS) {
+    const value = headers[name];
+    if (typeof value === 'string') (passed ??= {})[name] = value;
+  }
+  return passed;
 }
 
 function isEventStream(contentType: string | string[] | undefined): boolean {

@@ -5,7 +5,13 @@ export interface WholeAnswer {
   readonly statusCode: number;
   readonly contentType: string | undefined;
   readonly body: Buffer;
+  /** The worker's `Location` and `Retry-After`, which the client needs (PASSED_HEADERS). */
+  readonly passed?: PassedHeaders;
 }
+
+/** Headers of a worker's answer that reach the client: where a 3xx points, when to retry a 429. */
+export const PASSED_HEADERS = ['location', 'retry-after'] as const;
+export type PassedHeaders = Partial<Record<(typeof PASSED_HEADERS)[number], string>>;
 
 /** The worker failed after its status line: part of an answer was read, so it is not retried. */
 export class MidAnswerError extends Error {
@@ -52,6 +58,7 @@ export class WholeAnswerHandler implements Dispatcher.DispatchHandler {
   private finished = false;
   private statusCode = 0;
   private contentType: string | undefined;
+  private passed: PassedHeaders | undefined;
   private chunks: Buffer[] = [];
   private bytes = 0;
   private timer: NodeJS.Timeout | null = null;
@@ -97,6 +104,11 @@ export class WholeAnswerHandler implements Dispatcher.DispatchHandler {
       const name = rawHeaders[i];
       if (name.length === 12 && name.toString('latin1').toLowerCase() === 'content-type') {
         this.contentType = rawHeaders[i + 1].toString('latin1');
+      } else if (name.length === 8 || name.length === 11) {
+        const lower = name.toString('latin1').toLowerCase();
+        if (lower === 'location' || lower === 'retry-after') {
+          (this.passed ??= {})[lower] = rawHeaders[i + 1].toString('latin1');
+        }
       } else if (
         name.length === 14 &&
         name.toString('latin1').toLowerCase() === 'content-length' &&
@@ -138,7 +150,8 @@ export class WholeAnswerHandler implements Dispatcher.DispatchHandler {
     this.finished = true;
     this.stopTimer();
     const body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
-    this.resolve({ statusCode: this.statusCode, contentType: this.contentType, body });
+    const { statusCode, contentType, passed } = this;
+    this.resolve({ statusCode, contentType, body, passed });
   }
 
   onError(err: Error): void {
