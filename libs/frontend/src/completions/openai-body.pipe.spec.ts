@@ -1,4 +1,10 @@
-import { ArgumentMetadata, HttpException, Type, ValidationPipe } from '@nestjs/common';
+import {
+  ArgumentMetadata,
+  BadRequestException,
+  HttpException,
+  Type,
+  ValidationPipe,
+} from '@nestjs/common';
 import fc from 'fast-check';
 import {
   ChatCompletionRequestDto,
@@ -45,8 +51,12 @@ const body = fc.oneof(
       {
         model: field(fc.constantFrom('Qwen/Qwen3-0.6B', 'm')),
         stream: field(fc.boolean()),
-        max_tokens: field(fc.integer({ min: -2, max: 100 })),
-        max_completion_tokens: field(fc.integer({ min: -2, max: 100 })),
+        max_tokens: field(
+          fc.oneof(fc.integer({ min: -2, max: 100 }), fc.constantFrom(2 ** 53, 1.7e308)),
+        ),
+        max_completion_tokens: field(
+          fc.oneof(fc.integer({ min: -2, max: 100 }), fc.constantFrom(2 ** 53, 1.7e308)),
+        ),
         messages: field(fc.array(fc.record({ role: fc.constant('user'), content: fc.string() }))),
         prompt: field(fc.oneof(fc.string(), fc.array(fc.nat()), fc.array(fc.string()))),
         input: field(fc.oneof(fc.string(), fc.array(fc.array(fc.nat())))),
@@ -79,6 +89,21 @@ describe('OpenAiBodyPipe', () => {
     const metadata: ArgumentMetadata = { type: 'body', metatype: ChatCompletionRequestDto };
     expect(sut.transform(value, metadata)).toBe(value);
   });
+
+  it.each([2 ** 53, 1.7e308])(
+    'refuses max_tokens and max_completion_tokens of %d: above 2^53-1 (contract §9)',
+    (n) => {
+      const metadata: ArgumentMetadata = { type: 'body', metatype: ChatCompletionRequestDto };
+      const messages = [{ role: 'user', content: 'hi' }];
+      for (const field of ['max_tokens', 'max_completion_tokens']) {
+        expect(() => sut.transform({ model: 'm', messages, [field]: n }, metadata)).toThrow(
+          BadRequestException,
+        );
+      }
+      const ok = { model: 'm', messages, max_tokens: Number.MAX_SAFE_INTEGER };
+      expect(sut.transform(ok, metadata)).toBe(ok);
+    },
+  );
 
   it('leaves parameters other than the OpenAI bodies alone', () => {
     expect(sut.transform('x', { type: 'query', metatype: String })).toBe('x');

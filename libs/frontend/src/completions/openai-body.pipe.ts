@@ -7,6 +7,7 @@ import {
   isNotEmpty,
   isObject,
   isString,
+  max,
   maxLength,
   min,
 } from 'class-validator';
@@ -39,6 +40,9 @@ const positiveInt =
   (b, errors) => {
     const v = b[name];
     if (v === undefined || v === null) return;
+    if (!max(v, Number.MAX_SAFE_INTEGER)) {
+      errors.push(`${name} must not be greater than ${Number.MAX_SAFE_INTEGER}`);
+    }
     if (!min(v, 1)) errors.push(`${name} must not be less than 1`);
     if (!isInt(v)) errors.push(`${name} must be an integer number`);
   };

@@ -183,6 +183,16 @@ describe('reservedBlocks', () => {
     expect(reservedBlocks(2000, 200, 2048)).toBe(2);
     expect(reservedBlocks(60, 200, 1)).toBe(260);
   });
+
+  it("is finite and never more than the worker's whole KV cache, whatever max_tokens says", () => {
+    expect(reservedBlocks(10, 2 ** 53, 16, 1000)).toBe(1000);
+    expect(reservedBlocks(10, 1.7e308, 16, 1000)).toBe(1000);
+    expect(reservedBlocks(10, 1.7e308 * 10, 16, 1000)).toBe(1000);
+    expect(reservedBlocks(10, Number.NaN, 16, 1000)).toBe(1000);
+    expect(reservedBlocks(10, 1.7e308, 16, 0)).toBe(0);
+    expect(Number.isFinite(reservedBlocks(10, 1.7e308))).toBe(true);
+    expect(reservedBlocks(7, 150, 16, 1000)).toBe(10);
+  });
 });
 
 describe('measuredAtMs', () => {

@@ -17,15 +17,20 @@ export const KV_BLOCK_TOKENS = 16;
 
 /**
  * KV blocks a request holds once running: its prompt and every token it may generate, in
- * blocks of `blockSize` tokens. A llama.cpp slot is one block of its context window, so a
- * request there reserves one slot.
+ * blocks of `blockSize` tokens, and never more than `capBlocks` (the worker's whole KV cache:
+ * no request holds more). A llama.cpp slot is one block of its context window, so a request
+ * there reserves one slot. Always finite: one client's huge `max_tokens` must not make a worker
+ * look full, let alone Infinity (which no release can take back).
  */
 export function reservedBlocks(
   promptTokens: number,
   maxTokens: number,
   blockSize = KV_BLOCK_TOKENS,
+  capBlocks = Number.MAX_SAFE_INTEGER,
 ): number {
-  return Math.ceil((promptTokens + maxTokens) / blockSize);
+  const blocks = Math.ceil((promptTokens + maxTokens) / blockSize);
+  const cap = Math.max(0, Math.floor(capBlocks));
+  return Number.isFinite(blocks) && blocks >= 0 ? Math.min(blocks, cap) : cap;
 }
 
 /**

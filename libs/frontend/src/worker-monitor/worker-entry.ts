@@ -145,6 +145,13 @@ export class WorkerEntry {
     );
   }
 
+  /** The worker's whole KV cache: its ranks' blocks together (what caps one reservation). */
+  totalKvBlocks(): number {
+    let total = 0;
+    for (const rank of this.ranks.values()) total += rank.kvTotalBlocks;
+    return total;
+  }
+
   /** Mean KV usage over reported ranks (0..1), used by the least-loaded router. */
   kvUsage(): number {
     let used = 0;

@@ -205,7 +205,12 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
   ): ReservationHandle {
     const ledger = worker.reservations;
     ledger.expire(nowMs - this.config.workerTtlMs, worker.ranks);
-    const blocks = reservedBlocks(promptTokens, maxTokens, worker.kvBlockSize);
+    const blocks = reservedBlocks(
+      promptTokens,
+      maxTokens,
+      worker.kvBlockSize,
+      worker.totalKvBlocks(),
+    );
     const r = ledger.add(
       worker.ranks,
       nowMs,

@@ -6,6 +6,7 @@ import {
   IsObject,
   IsOptional,
   IsString,
+  Max,
   MaxLength,
   Min,
   ValidateBy,
@@ -29,10 +30,11 @@ export class OpenAiBaseRequestDto {
   @IsBoolean()
   stream?: boolean;
 
-  /** Upper bound on generated tokens. */
+  /** Upper bound on generated tokens: an integer in 1 … 2^53-1 (contract §9). */
   @IsOptional()
   @IsInt()
   @Min(1)
+  @Max(Number.MAX_SAFE_INTEGER)
   max_tokens?: number;
 }
 
@@ -46,6 +48,7 @@ export class ChatCompletionRequestDto extends OpenAiBaseRequestDto {
   @IsOptional()
   @IsInt()
   @Min(1)
+  @Max(Number.MAX_SAFE_INTEGER)
   max_completion_tokens?: number;
 }
 
