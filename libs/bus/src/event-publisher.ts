@@ -1,7 +1,8 @@
-import { natsServerOptions, redactCredentials } from '@sluice/contracts';
+import { redactCredentials } from '@sluice/contracts';
 import { Logger } from '@nestjs/common';
 import { connect, NatsConnection } from 'nats';
 import { InProcessBus } from './in-process-bus';
+import { natsConnectionOptions } from './nats-options';
 
 /** Where a worker sends its contract §4 events: NATS, or the embedded in-process bus. */
 export abstract class EventPublisher {
@@ -49,14 +50,7 @@ export class NatsEventPublisher extends EventPublisher {
     // The URL may carry a user and password (or a token): never in a log line.
     const shown = redactCredentials(url);
     const publisher = new NatsEventPublisher();
-    const connecting = connect({
-      ...natsServerOptions(url),
-      name,
-      reconnect: true,
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 500,
-      waitOnFirstConnect: true,
-    }).then(
+    const connecting = connect(natsConnectionOptions(url, name)).then(
       (nc) => {
         if (publisher.closing) return void nc.close();
         publisher.nc = nc;

@@ -100,6 +100,11 @@ export class NatsServer {
     if (this.running) this.proc?.child.kill('SIGCONT');
   }
 
+  /** Rereads its configuration file (`-c`), as `nats-server --signal reload` does: SIGHUP. */
+  reload(): void {
+    if (this.running) this.proc?.child.kill('SIGHUP');
+  }
+
   /** Stops the server (SIGKILL by default: an outage, not a graceful shutdown). */
   async stop(sig: NodeJS.Signals = 'SIGKILL'): Promise<void> {
     if (!this.proc || !this.running) return;

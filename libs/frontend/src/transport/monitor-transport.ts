@@ -5,9 +5,9 @@ import {
   InProcessEventPublisher,
   InProcessTransport,
   NamespacedNatsServer,
+  natsConnectionOptions,
   ServerEventPublisher,
 } from '@sluice/bus';
-import { natsServerOptions } from '@sluice/contracts';
 import { FrontendConfig } from '../config/frontend-config';
 
 /**
@@ -28,12 +28,7 @@ export class MonitorTransport {
     if (config.natsUrl) {
       const server = new NamespacedNatsServer(
         {
-          ...natsServerOptions(config.natsUrl),
-          name: 'sluice-frontend',
-          reconnect: true,
-          maxReconnectAttempts: -1,
-          reconnectTimeWait: 500,
-          waitOnFirstConnect: true,
+          ...natsConnectionOptions(config.natsUrl, 'sluice-frontend'),
           ...stalenessPings(config.workerTtlMs),
         },
         config.namespace,
