@@ -1,4 +1,4 @@
-import Fastify, { FastifyInstance } from 'fastify';
+import Fastify, { FastifyInstance, FastifyReply } from 'fastify';
 import { errors as undiciErrors } from 'undici';
 import { FrontendConfig } from '../config/frontend-config';
 import { PriorityClass } from '../config/priority';
@@ -39,6 +39,7 @@ describe('ProxyService (unary answers)', () => {
   };
   let thrown: unknown;
   let sut: ProxyService;
+  let current: FastifyReply;
 
   beforeEach(async () => {
     router = { acquire: jest.fn(), acquireOther: jest.fn() };
@@ -74,6 +75,7 @@ describe('ProxyService (unary answers)', () => {
       done();
     });
     fastify.post('/v1/chat/completions', async (request, reply) => {
+      current = reply;
       try {
         await sut.forward(
           'chat_completions',
@@ -124,6 +126,21 @@ describe('ProxyService (unary answers)', () => {
     expect(lease.release).toHaveBeenCalledTimes(1);
     expect(metrics.answered).toHaveBeenCalledWith('m', 'chat_completions', false, '');
     expect(metrics.admitted).toHaveBeenCalledWith('m');
+    expect(sut.active).toBe(0);
+  });
+
+  it('never sends on a request whose client left while it was queued, and frees its lease', async () => {
+    const lease = leaseOf(worker('w1'));
+    answers.set('w1', ok('{"id":"x"}'));
+    // The queue serves it in the same turn as its client goes away.
+    router.acquire.mockImplementation(() => {
+      current.raw.destroy();
+      return new Promise((resolve) => setImmediate(() => resolve(lease)));
+    });
+    await post().catch(() => undefined);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sent).toEqual([]);
+    expect(lease.release).toHaveBeenCalledTimes(1);
     expect(sut.active).toBe(0);
   });
 

@@ -96,6 +96,8 @@ export class ProxyService {
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) cancel.cancel();
     });
+    // Its client left while admission looked: the close event above has fired already.
+    if (reply.raw.destroyed) cancel.cancel();
     const promptTokens = estimatePromptTokens(body);
     const priority = requestPriority(reply.request);
     const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? 0;
@@ -112,7 +114,15 @@ export class ProxyService {
       );
     } catch (err) {
       this.active--;
+      // Its client left while it waited in the queue: nobody to answer.
+      if (cancel.cancelled) return;
       throw err;
+    }
+    if (cancel.cancelled) {
+      // Served by the queue in the same turn as its client left: never sent on.
+      lease.release();
+      this.active--;
+      return;
     }
     const x: Exchange = {
       model: body.model,
@@ -198,7 +208,7 @@ export class ProxyService {
           // its reports are trusted from the moment it is sent (as for a report's own lag).
           x.lease.accepted();
           const call = this.upstream.postWhole(worker, path, payload);
-          x.cancel.upstream = call.abort;
+          x.cancel.onCancel(call.abort);
           return call.answer;
         },
         UNARY,

@@ -81,6 +81,15 @@ describe('WaitingRoom', () => {
   };
   const settle = () => jest.advanceTimersByTimeAsync(0);
 
+  it('never queues a request whose client has already gone', async () => {
+    const gone = new AbortController();
+    gone.abort();
+    await expect(sut.enqueue(ask(1), gone.signal, null)).rejects.toThrow('client went away');
+    answers = { critical: { by: 1 }, standard: { by: 1 }, sheddable: { by: 1 } };
+    sut.drain('m');
+    expect([sut.has('m'), asked, queued.inc.mock.calls.length]).toEqual([false, [], 0]);
+  });
+
   it('holds requests, counted in the queued gauge, until drained; serves each class in order', async () => {
     const shed = wait(1, 'sheddable');
     const std = wait(2, 'standard');

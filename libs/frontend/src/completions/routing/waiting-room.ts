@@ -62,6 +62,8 @@ export class WaitingRoom<T> {
    */
   enqueue(ask: Ask, signal: AbortSignal, deadlineMs: number | null): Promise<T> {
     const { model, priority } = ask;
+    // Its client left before it got here: an abort event already fired would never reach it.
+    if (signal.aborted) return Promise.reject(new Error('client went away before it was queued'));
     const q = this.roomFor(model.name, priority);
     const timeoutAt = performance.now() + this.config.routerQueueTimeoutMs;
     return new Promise<T>((resolve, reject) => {
