@@ -235,7 +235,9 @@ describe('admission_control per model over /busy_threshold (two replicas)', () =
       model: OTHER,
       messages: [{ role: 'user', content: 'hi' }],
     });
-    expect(other.status).not.toBe(503);
+    // Admitted and sent to its worker, whose simulated engine serves only MODEL: its own 404.
+    expect(other.headers.get('x-sluice-worker-id')).toBe('o');
+    expect(other.status).toBe(404);
   });
 
   it('sets none: admitted on A without counting', async () => {

@@ -54,7 +54,18 @@ describe('ThresholdSyncService', () => {
     publish.mockImplementation(() => {
       throw new Error('closed');
     });
-    expect(() => sut.announce('m')).not.toThrow();
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    try {
+      expect(() => sut.announce('m')).not.toThrow();
+      expect(publish).toHaveBeenCalledTimes(1);
+      // Said, not swallowed: the operator learns that peers wait for their resync.
+      expect(warn).toHaveBeenCalledWith(
+        expect.stringContaining("could not announce the change of 'm'"),
+      );
+      expect(repository.loadState).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it("applies a peer's change from the database with its version, and clears what the database no longer holds", async () => {
