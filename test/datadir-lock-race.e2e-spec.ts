@@ -2,6 +2,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { useProcesses } from './support/fixtures';
+import { spawnApp, startEmbedded, storeDataDir } from './support/processes';
 
 const LOCK_MODULE = join(
   __dirname,
@@ -91,4 +93,35 @@ describe('embedded database lock: takeover from a dead process', () => {
     }
     expect(owners).toEqual(new Array<number>(rounds).fill(1));
   });
+});
+
+/**
+ * Issue 41 item 12c: a second embedded process on a data directory a live process holds waited
+ * forever without listening. After `--data-dir-wait-ms` it exits 1 naming the holder's pid.
+ */
+describe('embedded database lock: held by a live process', () => {
+  const group = useProcesses();
+
+  it('exits 1 after --data-dir-wait-ms, naming the process that holds the lock', async () => {
+    const dir = storeDataDir();
+    const first = await startEmbedded({ group, flags: ['--data-dir', dir] });
+    const second = spawnApp('embedded', [
+      ...['--http-host', '127.0.0.1', '--http-port', '0'],
+      ...['--data-dir', dir, '--data-dir-wait-ms', '1000'],
+    ]);
+    try {
+      const code = await Promise.race([
+        second.exited,
+        new Promise<'still running'>((r) => setTimeout(() => r('still running'), 60_000)),
+      ]);
+      expect(code).toBe(1);
+      expect(second.output).toContain(`process ${first.proc.pid}`);
+      expect(second.output).toContain('--data-dir-wait-ms');
+      expect(second.output).not.toMatch(/sluice: ready at/);
+    } finally {
+      if (second.running) await second.stop('SIGKILL');
+    }
+    // The holder is untouched and still serves.
+    expect((await fetch(`${first.url}/live`)).status).toBe(200);
+  }, 120_000);
 });

@@ -59,6 +59,8 @@ export class FrontendConfig {
   /** PostgreSQL URL; null = the embedded database under `dataDir`. */
   readonly databaseUrl: string | null = null;
   readonly dataDir: string = './data';
+  /** How long a start waits for another live process's lock on `dataDir`, then exits 1. */
+  readonly dataDirWaitMs: number = 10000;
   readonly adminTokens: readonly AdminToken[] = [];
   /** Engines scraped by the in-process bridge; empty: none. */
   readonly engineTargets: readonly EngineTarget[] = [];

@@ -153,6 +153,12 @@ export const FRONTEND_FLAGS = {
     parse: nonEmpty,
     default: D.dataDir,
   }),
+  'data-dir-wait-ms': int(
+    'MS',
+    'how long a start waits while another live process holds --data-dir, then exits 1 naming it',
+    D.dataDirWaitMs,
+    0,
+  ),
   'admin-token': listFlag({
     arg: 'NAME:TOKEN',
     help: 'bearer token allowed to change thresholds; NAME is the audit actor',

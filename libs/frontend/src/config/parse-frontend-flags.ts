@@ -52,6 +52,7 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
     natsUrl: v['nats-url'],
     databaseUrl: v['database-url'],
     dataDir: v['data-dir'],
+    dataDirWaitMs: v['data-dir-wait-ms'],
     adminTokens: parseAdminTokens(
       { source: sourceOf('admin-token'), items: v['admin-token'] },
       tokenFile === undefined

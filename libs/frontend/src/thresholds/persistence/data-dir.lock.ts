@@ -21,6 +21,19 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** The data directory is open in a live process: `pid` holds its lock. */
+export class DataDirLockedError extends Error {
+  constructor(
+    readonly dir: string,
+    readonly file: string,
+    readonly pid: number,
+  ) {
+    const who = pid === process.pid ? 'this process' : `process ${pid}`;
+    super(`the embedded database in ${dir} is already open in ${who} (${file})`);
+    this.name = 'DataDirLockedError';
+  }
+}
+
 /** How long a starter waits for another one that is taking over a stale lock. */
 const TAKEOVER_WAIT_MS = 2000;
 const RETRY_MS = 10;
@@ -96,8 +109,7 @@ export class DataDirLock {
       }
       const owner = pidIn(file);
       if (owner !== null && (owner === process.pid ? heldHere.has(file) : isAlive(owner))) {
-        const who = owner === process.pid ? 'this process' : `process ${owner}`;
-        throw new Error(`the embedded database in ${dir} is already open in ${who} (${file})`);
+        throw new DataDirLockedError(dir, file, owner);
       }
       if (!removeStale(file, owner)) sleep(RETRY_MS);
     } while (Date.now() < deadline);

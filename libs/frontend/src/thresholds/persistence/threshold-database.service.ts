@@ -1,5 +1,6 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { FrontendConfig } from '../../config/frontend-config';
+import { DataDirLockedError } from './data-dir.lock';
 import { pendingMigrations, runMigrations } from './threshold-migrations';
 import { DataSource } from 'typeorm';
 
@@ -31,6 +32,7 @@ export class ThresholdDatabase implements OnModuleDestroy {
   }
 
   async ready(onRetry: RetryNotice): Promise<void> {
+    const since = Date.now();
     for (
       let attempt = 1, delay = FIRST_DELAY_MS;
       ;
@@ -40,6 +42,14 @@ export class ThresholdDatabase implements OnModuleDestroy {
         await this.connect();
         return;
       } catch (err) {
+        const locked = lockedBy(err);
+        // Another live process holds the embedded database: waiting on it forever, without
+        // listening, looks like a hang; after --data-dir-wait-ms the start fails naming it.
+        if (locked && Date.now() - since >= this.config.dataDirWaitMs) {
+          throw new Error(
+            `${locked.message}; gave up after --data-dir-wait-ms ${this.config.dataDirWaitMs}: stop process ${locked.pid} or give another --data-dir`,
+          );
+        }
         onRetry(
           attempt,
           delay,
@@ -65,4 +75,12 @@ export class ThresholdDatabase implements OnModuleDestroy {
       throw new Error(`pending migrations (${pending.join(', ')}): run \`npm run migration:run\``);
     }
   }
+}
+
+/** The lock error behind a failed connection (TypeORM may wrap what the driver threw). */
+function lockedBy(err: unknown): DataDirLockedError | null {
+  for (let e = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if (e instanceof DataDirLockedError) return e;
+  }
+  return null;
 }
