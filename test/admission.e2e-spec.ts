@@ -84,6 +84,7 @@ describe('admission control (token-capacity) over real NATS', () => {
     expect(rejected.text).toBe(OVERLOAD_BODY);
     expect(rejected.headers.get('retry-after')).toBe('1');
     expect(rejected.headers.get('content-type')).toBe('application/json');
+    expect(rejected.headers.get('x-sluice-reject-reason')).toBe('all_workers_busy');
     // Answered before Nest's pipeline runs, yet with the headers every answer carries.
     expect(rejected.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     expect(rejected.headers.get('x-content-type-options')).toBe('nosniff');
@@ -209,6 +210,7 @@ describe('admission control (token-capacity) over real NATS', () => {
       code: 503,
     });
     expect(gone.headers.get('retry-after')).toBeNull();
+    expect(gone.headers.get('x-sluice-reject-reason')).toBe('no_workers');
     const after = await metricValue(sys.fe.url, 'dynamo_frontend_model_rejection_total', {
       model: 'gone/model',
     });

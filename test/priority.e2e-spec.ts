@@ -104,12 +104,18 @@ describe('priority classes over real NATS', () => {
       OVERLOAD_BODY,
       '1',
     ]);
+    // Refused for its class while the workers are under the configured thresholds.
+    expect(shed.headers.get('x-sluice-reject-reason')).toBe('priority');
     expect((await send(sys.fe)).status).toBe(200); // no header: standard
     expect((await send(sys.fe, as('standard'))).status).toBe(200);
     expect((await send(sys.fe, as('critical'))).status).toBe(200);
 
     await load(beat, sys.fe, workers, { 'w-a': 90, 'w-b': 90 }); // over 0.8, under 0.96
-    expect((await send(sys.fe, as('sheddable'))).status).toBe(503);
+    const shedBusy = await send(sys.fe, as('sheddable'));
+    expect([shedBusy.status, shedBusy.headers.get('x-sluice-reject-reason')]).toEqual([
+      503,
+      'all_workers_busy',
+    ]);
     expect((await send(sys.fe, as('standard'))).status).toBe(503);
     expect((await send(sys.fe)).status).toBe(503);
     const critical = await send(sys.fe, as('critical'));
@@ -118,7 +124,9 @@ describe('priority classes over real NATS', () => {
     expect((await send(sys.fe, as('sheddable'), 'completions')).status).toBe(503);
 
     await load(beat, sys.fe, workers, { 'w-a': 97, 'w-b': 97 }); // over 0.96
-    expect((await send(sys.fe, as('critical'))).text).toBe(OVERLOAD_BODY);
+    const critical97 = await send(sys.fe, as('critical'));
+    expect(critical97.text).toBe(OVERLOAD_BODY);
+    expect(critical97.headers.get('x-sluice-reject-reason')).toBe('all_workers_busy');
 
     expect(minus(await rejections(sys.fe), before)).toEqual({
       all: 5,

@@ -17,7 +17,7 @@ interface WorkerView {
 async function streamed(
   base: string,
   content = 'Hello there',
-): Promise<{ status: number; text: string; worker: string | null }> {
+): Promise<{ status: number; text: string; worker: string | null; reason: string | null }> {
   const res = await fetch(`${base}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -28,7 +28,12 @@ async function streamed(
       stream: true,
     }),
   });
-  return { status: res.status, text: await res.text(), worker: res.headers.get(WORKER_HEADER) };
+  return {
+    status: res.status,
+    text: await res.text(),
+    worker: res.headers.get(WORKER_HEADER),
+    reason: res.headers.get('x-sluice-reject-reason'),
+  };
 }
 
 /**
@@ -156,6 +161,7 @@ describe('TTFT objective: routing to the lowest prediction, refusing what cannot
       const refused = await streamed(sys.fe.url);
       expect(refused.status).toBe(503);
       expect(refused.text).toBe(OVERLOAD_BODY);
+      expect(refused.reason).toBe('objective');
     }
     const unary = await post(`${sys.fe.url}/v1/chat/completions`, {
       model: MODEL,

@@ -6,17 +6,19 @@ import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
 import { CriticalWait } from './critical-wait';
 import { LifecycleService } from './lifecycle.service';
 import { AdmissionDecision } from './admission-decision.service';
-import { DRAINING, OVERLOADED } from './refusal';
+import { CLASS_REFUSED, DRAINING, OVERLOADED } from './refusal';
 
 /**
  * A registry with one model, `busy`, whose only worker is busy for every class, one, `free`,
- * with a free one, and one, `critical-only`, whose only worker is free for critical requests only.
+ * with a free one, one, `critical-only`, whose only worker is free for critical requests only, and
+ * one, `shed-only`, whose only worker is busy for sheddable requests only.
  */
 function registry(): WorkerRegistry {
   const freeFor: Record<string, readonly PriorityClass[]> = {
     busy: [],
     free: PRIORITY_CLASSES,
     'critical-only': ['critical'],
+    'shed-only': ['critical', 'standard'],
   };
   const models = new Map<string, ModelEntry>();
   for (const [name, classes] of Object.entries(freeFor)) {
@@ -73,10 +75,17 @@ describe('AdmissionDecision', () => {
     const { sut } = make('token-capacity');
     const body = { model: 'critical-only' };
     expect(sut.decide(body, 'critical')).toBeNull();
+    // Busy at the configured (standard) thresholds: the plain overload, for standard and below.
     expect(sut.decide(body, 'standard')).toBe(OVERLOADED);
     expect(sut.decide(body, 'sheddable')).toBe(OVERLOADED);
     // Without a class, a request is standard.
     expect(sut.decide(body)).toBe(OVERLOADED);
+    // Free at the configured thresholds, busy only for sheddable: refused for its class.
+    const shedOnly = { model: 'shed-only' };
+    expect(sut.decide(shedOnly, 'sheddable')).toBe(CLASS_REFUSED);
+    expect(sut.decide(shedOnly, 'standard')).toBeNull();
+    expect(CLASS_REFUSED.payload.equals(OVERLOADED.payload)).toBe(true);
+    expect(CLASS_REFUSED.reason).toBe('priority');
     for (const c of PRIORITY_CLASSES) {
       expect(sut.decide({ model: 'free' }, c)).toBeNull();
       expect(sut.decide({ model: 'busy' }, c)).toBe(OVERLOADED);

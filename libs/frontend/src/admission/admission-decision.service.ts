@@ -4,7 +4,7 @@ import { ThresholdsService } from '../thresholds/thresholds.service';
 import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
 import { CriticalWait } from './critical-wait';
 import { LifecycleService } from './lifecycle.service';
-import { DRAINING, OVERLOADED, Refusal } from './refusal';
+import { CLASS_REFUSED, DRAINING, OVERLOADED, Refusal } from './refusal';
 
 /**
  * What the busy rule says of a request for a model: `refuse` it (every worker busy for its
@@ -39,9 +39,12 @@ export class AdmissionDecision {
     if (this.lifecycle.draining) return DRAINING;
     if (typeof body !== 'object' || body === null) return null;
     const model = (body as { model?: unknown }).model;
-    return typeof model === 'string' && this.judge(model, priority) === 'refuse'
-      ? OVERLOADED
-      : null;
+    if (typeof model !== 'string' || this.judge(model, priority) !== 'refuse') return null;
+    // A sheddable request refused while the workers are under the configured (standard)
+    // thresholds is refused for its class, not because the workers are busy.
+    return priority === 'sheddable' && !this.registry.model(model)?.allBusyFor('standard')
+      ? CLASS_REFUSED
+      : OVERLOADED;
   }
 
   /** The busy rule for one model and priority class, in the admission mode in force for it. */

@@ -9,7 +9,7 @@ import { AdmissionPolicies, AdmissionRequest } from './admission-policy';
 import { withoutStack } from '../errors/frontend.error';
 import { ServiceOverloadedError } from './errors/service-overloaded.error';
 import { ShuttingDownError } from './errors/shutting-down.error';
-import { OVERLOADED, Refusal } from './refusal';
+import { Refusal } from './refusal';
 
 interface HttpRequest {
   url: string;
@@ -59,8 +59,11 @@ export class AdmissionGuard implements CanActivate {
   }
 
   private enforce(refusal: Refusal | null, model: unknown): void {
-    if (refusal === OVERLOADED) throw withoutStack(() => new ServiceOverloadedError(String(model)));
-    if (refusal !== null) throw new ShuttingDownError();
+    if (refusal === null) return;
+    if (refusal.rejection) {
+      throw withoutStack(() => new ServiceOverloadedError(String(model), refusal));
+    }
+    throw new ShuttingDownError();
   }
 
   private countShadow(req: HttpRequest, model: string, priority: PriorityClass): void {

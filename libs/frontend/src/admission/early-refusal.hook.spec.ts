@@ -14,7 +14,12 @@ import { DRAINING, OVERLOADED } from './refusal';
 
 describe('installAdmission (the early refusal hook)', () => {
   let fastify: FastifyInstance;
-  let metrics: { modelLabel: jest.Mock; rejected: jest.Mock; answered: jest.Mock };
+  let metrics: {
+    modelLabel: jest.Mock;
+    rejected: jest.Mock;
+    answered: jest.Mock;
+    refused: jest.Mock;
+  };
   let handled: number;
   let decided: Array<PriorityClass | undefined>;
 
@@ -31,6 +36,7 @@ describe('installAdmission (the early refusal hook)', () => {
       modelLabel: jest.fn((m: unknown) => String(m)),
       rejected: jest.fn(),
       answered: jest.fn(),
+      refused: jest.fn(),
     };
     decided = [];
     const decision = {
@@ -90,6 +96,7 @@ describe('installAdmission (the early refusal hook)', () => {
     expect(res.statusCode).toBe(503);
     expect(res.headers['content-type']).toBe('application/json');
     expect(res.headers['retry-after']).toBe('1');
+    expect(res.headers['x-sluice-reject-reason']).toBe('all_workers_busy');
     expect(res.body).toBe(OVERLOAD_BODY);
     expect(handled).toBe(0);
     expect(metrics.rejected).toHaveBeenCalledWith('busy', 'chat_completions', 'standard');

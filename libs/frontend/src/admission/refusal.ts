@@ -1,7 +1,12 @@
 import { OVERLOAD_MESSAGE } from '@sluice/contracts';
 import { PriorityClass } from '../config/priority';
 import { encodeErrorBody } from '../errors/error-body';
-import { EndpointLabel, ErrorType } from '../metrics/metric-names';
+import {
+  EndpointLabel,
+  ErrorType,
+  REJECT_REASON_HEADER,
+  RefusalReason,
+} from '../metrics/metric-names';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 
 /** A 503 of admission (or of the router queue), with the contract's body encoded once. */
@@ -13,6 +18,8 @@ export interface Refusal {
   readonly payloadLatin1: string;
   readonly message: string;
   readonly errorType: ErrorType;
+  /** The `x-sluice-reject-reason` header; none while draining (a shutdown, not a refusal). */
+  readonly reason: RefusalReason | null;
   /**
    * Counted in `dynamo_frontend_model_rejection_total` and `sluice_frontend_rejection_total`,
    * and answered with `Retry-After`.
@@ -22,29 +29,43 @@ export interface Refusal {
   readonly objective?: boolean;
 }
 
-function refusal(message: string, errorType: ErrorType, rejection: boolean): Refusal {
+function refusal(
+  message: string,
+  errorType: ErrorType,
+  rejection: boolean,
+  reason: RefusalReason | null,
+): Refusal {
   const payload = encodeErrorBody(message, 'service_unavailable', 503);
   const payloadLatin1 = payload.toString('latin1');
-  return { status: 503, payload, payloadLatin1, message, errorType, rejection };
+  return { status: 503, payload, payloadLatin1, message, errorType, reason, rejection };
 }
 
 /** An overload rejection with its own message (the router queue's), encoded once at start. */
-export function overloadRefusal(message: string): Refusal {
-  return refusal(message, 'overload', true);
+export function overloadRefusal(message: string, reason: RefusalReason): Refusal {
+  return refusal(message, 'overload', true, reason);
 }
 
 /** Every live worker of the model is busy (contract §3.1, §5). */
-export const OVERLOADED: Refusal = overloadRefusal(OVERLOAD_MESSAGE);
+export const OVERLOADED: Refusal = overloadRefusal(OVERLOAD_MESSAGE, 'all_workers_busy');
+/**
+ * Every live worker is busy for a sheddable request but not at the configured thresholds: the
+ * lower class is refused first. The overload answer, byte for byte; only the reason differs.
+ */
+export const CLASS_REFUSED: Refusal = overloadRefusal(OVERLOAD_MESSAGE, 'priority');
 /**
  * No free worker is predicted to give the first token within the TTFT objective (contract §8),
  * or a queued request can no longer make its deadline: the overload answer, byte for byte.
  */
-export const OBJECTIVE_MISSED: Refusal = { ...overloadRefusal(OVERLOAD_MESSAGE), objective: true };
+export const OBJECTIVE_MISSED: Refusal = {
+  ...overloadRefusal(OVERLOAD_MESSAGE, 'objective'),
+  objective: true,
+};
 /** A shutdown is draining in-flight requests; new ones go to another replica. */
 export const DRAINING: Refusal = refusal(
   'Server is shutting down, please retry on another replica',
   'unavailable',
   false,
+  null,
 );
 
 /** What the writer needs of a reply: Fastify's reply has it; the filter adapts Nest's adapter. */
@@ -72,6 +93,7 @@ export function writeRefusal(
 ): void {
   reply.code(refusal.status);
   reply.header('content-type', 'application/json');
+  if (refusal.reason !== null) reply.header(REJECT_REASON_HEADER, refusal.reason);
   if (refusal.rejection && retryAfter !== null) reply.header('retry-after', retryAfter);
   reply.send(refusal.payload, refusal.payloadLatin1);
 }
@@ -87,5 +109,6 @@ export function countRefusal(
   const model = metrics.modelLabel(body?.model);
   if (refusal.rejection) metrics.rejected(model, endpoint, priority);
   if (refusal.objective === true) metrics.sloRejected(model, endpoint, priority);
+  if (refusal.reason !== null) metrics.refused(model, endpoint, refusal.reason);
   metrics.answered(model, endpoint, body?.stream === true, refusal.errorType);
 }

@@ -38,13 +38,18 @@ describe('ServiceOverloadedFilter', () => {
     expect(res.statusCode).toBe(503);
     expect(res.headers['content-type']).toBe('application/json');
     expect(res.headers['retry-after']).toBe('2');
+    expect(res.headers['x-sluice-reject-reason']).toBe('all_workers_busy');
     expect(res.body).toBe(OVERLOAD_BODY);
     expect(metrics.rejected).toHaveBeenCalledWith('m', 'completions', 'standard');
+    expect(metrics.refused).toHaveBeenCalledWith('m', 'completions', 'all_workers_busy');
     expect(metrics.answered).toHaveBeenCalledWith('m', 'completions', false, 'overload');
   });
 
   it("answers the router queue's refusal with its own message, as a rejection", async () => {
-    const full = overloadRefusal('Service temporarily unavailable: the router queue is full');
+    const full = overloadRefusal(
+      'Service temporarily unavailable: the router queue is full',
+      'all_workers_busy',
+    );
     const res = await serve(new ServiceOverloadedError('m', full), { model: 'm', stream: true });
     expect(res.statusCode).toBe(503);
     expect(res.headers['retry-after']).toBe('2');

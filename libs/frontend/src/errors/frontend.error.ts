@@ -1,4 +1,4 @@
-import { ErrorType } from '../metrics/metric-names';
+import { ErrorType, RefusalReason } from '../metrics/metric-names';
 
 /**
  * A domain error the OpenAI exception filter knows how to answer: HTTP status, the contract's
@@ -8,6 +8,8 @@ export abstract class FrontendError extends Error {
   abstract readonly status: number;
   abstract readonly type: string;
   abstract readonly errorType: ErrorType;
+  /** A refusal's reason, sent as `x-sluice-reject-reason` and counted; absent for other errors. */
+  readonly rejectReason?: RefusalReason;
 }
 
 /**

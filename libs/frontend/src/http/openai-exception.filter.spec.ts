@@ -33,11 +33,13 @@ describe('OpenAiExceptionFilter (the catch-all)', () => {
     expect(res.statusCode).toBe(503);
     expect(res.headers['content-type']).toBe('application/json');
     expect(res.headers).not.toHaveProperty('retry-after');
+    expect(res.headers['x-sluice-reject-reason']).toBe('no_workers');
     expect(res.body).toBe(
       `{"message":"No workers available for model 'm'","type":"service_unavailable","code":503}`,
     );
     expect(metrics.answered).toHaveBeenCalledWith('m', 'chat_completions', false, 'unavailable');
     expect(metrics.rejected).not.toHaveBeenCalled();
+    expect(metrics.refused).toHaveBeenCalledWith('m', 'chat_completions', 'no_workers');
   });
 
   it('answers failed validation with 400, the field errors in the message and as details', async () => {

@@ -1,7 +1,12 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { OpenAiErrorBody } from '@sluice/contracts';
-import { endpointLabelFor, ErrorType } from '../metrics/metric-names';
+import {
+  endpointLabelFor,
+  ErrorType,
+  REJECT_REASON_HEADER,
+  RefusalReason,
+} from '../metrics/metric-names';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { errorBody } from '../errors/error-body';
 import { FrontendError } from '../errors/frontend.error';
@@ -9,6 +14,7 @@ import { FrontendError } from '../errors/frontend.error';
 interface Answer {
   body: OpenAiErrorBody;
   errorType: ErrorType;
+  rejectReason?: RefusalReason;
 }
 
 const HTTP_TYPES: Record<number, { type: string; errorType: ErrorType }> = {
@@ -53,13 +59,14 @@ export class OpenAiExceptionFilter implements ExceptionFilter {
     // A Buffer keeps the Content-Type exactly `application/json` (Fastify appends a charset to
     // strings and objects); contract §3.1 spells the header out.
     adapter.setHeader(res, 'Content-Type', 'application/json');
+    if (answer.rejectReason) adapter.setHeader(res, REJECT_REASON_HEADER, answer.rejectReason);
     adapter.reply(res, Buffer.from(JSON.stringify(answer.body)), answer.body.code);
   }
 
   private toAnswer(exception: unknown): Answer {
     if (exception instanceof FrontendError) {
       const body = errorBody(exception.message, exception.type, exception.status);
-      return { body, errorType: exception.errorType };
+      return { body, errorType: exception.errorType, rejectReason: exception.rejectReason };
     }
     if (exception instanceof HttpException) return this.fromHttpException(exception);
     const status = clientErrorStatus(exception);
@@ -114,5 +121,6 @@ export class OpenAiExceptionFilter implements ExceptionFilter {
     if (!endpoint) return;
     const model = this.metrics.modelLabel(req.body?.model);
     this.metrics.answered(model, endpoint, req.body?.stream === true, answer.errorType);
+    if (answer.rejectReason) this.metrics.refused(model, endpoint, answer.rejectReason);
   }
 }

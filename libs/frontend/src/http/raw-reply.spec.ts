@@ -34,6 +34,7 @@ describe('rawReplies (answers written before Fastify sees the request)', () => {
       ['x-frame-options', 'SAMEORIGIN'],
       ['x-request-id', 'trace-7'],
       ['content-type', 'application/json'],
+      ['x-sluice-reject-reason', 'all_workers_busy'],
       ['retry-after', '2'],
       ['content-length', String(OVERLOADED.payload.length)],
     ]);
@@ -42,7 +43,7 @@ describe('rawReplies (answers written before Fastify sees the request)', () => {
 
   it('puts the payload on the wire byte for byte, whatever its characters', async () => {
     // Multi-byte UTF-8 in the message: its latin1 string must still write the same bytes.
-    const refusal = overloadRefusal('Überlastet: “alle” Worker sind belegt ✓');
+    const refusal = overloadRefusal('Überlastet: “alle” Worker sind belegt ✓', 'all_workers_busy');
     const server = createServer((req, res) =>
       writeRefusal(rawReplies(null)(req, res, 0), refusal, '1'),
     );

@@ -32,6 +32,8 @@ export const METRIC = {
   explored: 'sluice_frontend_explored_total',
   // Issue 41: requests sent again before any byte reached the client, by what failed.
   upstreamRetries: 'sluice_frontend_upstream_retries_total',
+  // Every refusal by its reason, the value of its `x-sluice-reject-reason` header.
+  refusals: 'sluice_frontend_refusals_total',
 } as const;
 
 /** Why a request was sent again: refused connection, connection cut, or a worker's 5xx. */
@@ -44,7 +46,24 @@ export const COUNTER_LABELS = {
   byClass: ['model', 'endpoint', 'priority'],
   requests: ['model', 'endpoint', 'request_type', 'status', 'error_type'],
   sloSamples: ['model', 'outcome'],
+  refusals: ['model', 'endpoint', 'reason'],
 } as const;
+
+/**
+ * Why a request was refused: the `x-sluice-reject-reason` header and the `reason` label (docs/api.md,
+ * "Refusal reasons"). The tenant reasons are kept for the tenant limits.
+ */
+export type RefusalReason =
+  | 'all_workers_busy'
+  | 'objective'
+  | 'queue_timeout'
+  | 'priority'
+  | 'tenant_rate_limit'
+  | 'tenant_concurrency'
+  | 'no_workers';
+
+/** The refusal header's name. */
+export const REJECT_REASON_HEADER = 'x-sluice-reject-reason';
 
 export type SloSampleOutcome = 'met' | 'missed' | 'failed';
 

@@ -40,6 +40,12 @@ export const metricProviders = [
     collect: flushPendingCounts,
   }),
   makeCounterProvider({
+    name: METRIC.refusals,
+    help: 'Requests refused, by reason (the x-sluice-reject-reason header): all_workers_busy, objective, queue_timeout, priority, no_workers',
+    labelNames: COUNTER_LABELS.refusals,
+    collect: flushPendingCounts,
+  }),
+  makeCounterProvider({
     name: METRIC.sloRejections,
     help: 'Requests rejected because no free worker was predicted to meet the TTFT objective (also in the rejection counters)',
     labelNames: COUNTER_LABELS.byClass,

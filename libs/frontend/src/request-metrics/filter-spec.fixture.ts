@@ -9,6 +9,7 @@ export interface FakeRequestMetrics {
   modelLabel: jest.Mock;
   rejected: jest.Mock;
   answered: jest.Mock;
+  refused: jest.Mock;
 }
 
 /** The mocks, typed as the service a filter takes. */
@@ -19,6 +20,7 @@ export function fakeRequestMetrics(): RequestMetricsMock {
     modelLabel: jest.fn((m: unknown) => String(m)),
     rejected: jest.fn(),
     answered: jest.fn(),
+    refused: jest.fn(),
   };
   return fake as RequestMetricsMock;
 }

@@ -9,6 +9,7 @@ import {
   ErrorType,
   METRIC,
   RetryReason,
+  RefusalReason,
   SloSampleOutcome,
 } from '../metrics/metric-names';
 import { PendingCounts } from '../metrics/pending-counts';
@@ -28,6 +29,7 @@ export class RequestMetricsService implements OnModuleDestroy {
   private readonly wouldRejections: PendingCounts<string>;
   private readonly sloRejections: PendingCounts<string>;
   private readonly sloSamples: PendingCounts<string>;
+  private readonly refusals: PendingCounts<string>;
   private readonly counters: readonly PendingCounts<string>[];
 
   constructor(
@@ -46,6 +48,7 @@ export class RequestMetricsService implements OnModuleDestroy {
     @InjectMetric(METRIC.sloSamples) sloSamples: Counter,
     @InjectMetric(METRIC.explored) private readonly exploredRequests: Counter,
     @InjectMetric(METRIC.upstreamRetries) private readonly retries: Counter,
+    @InjectMetric(METRIC.refusals) refusals: Counter,
   ) {
     const { byClass } = COUNTER_LABELS;
     this.rejections = new PendingCounts(rejections, COUNTER_LABELS.rejections);
@@ -54,6 +57,7 @@ export class RequestMetricsService implements OnModuleDestroy {
     this.wouldRejections = new PendingCounts(wouldRejections, byClass);
     this.sloRejections = new PendingCounts(sloRejections, byClass);
     this.sloSamples = new PendingCounts(sloSamples, COUNTER_LABELS.sloSamples);
+    this.refusals = new PendingCounts(refusals, COUNTER_LABELS.refusals);
     this.counters = [
       this.rejections,
       this.classRejections,
@@ -61,6 +65,7 @@ export class RequestMetricsService implements OnModuleDestroy {
       this.wouldRejections,
       this.sloRejections,
       this.sloSamples,
+      this.refusals,
     ];
     registry.observe({ modelForgotten: (model) => void this.forget(model) });
   }
@@ -79,6 +84,11 @@ export class RequestMetricsService implements OnModuleDestroy {
     this.rejections.inc([model, endpoint]);
     this.classRejections.inc([model, endpoint, priority]);
     this.history.rejected(model, priority);
+  }
+
+  /** Any refusal, by the reason its `x-sluice-reject-reason` header gives. */
+  refused(model: string, endpoint: EndpointLabel, reason: RefusalReason): void {
+    this.refusals.inc([model, endpoint, reason]);
   }
 
   /** A request goes to a worker: past admission and the router queue. */

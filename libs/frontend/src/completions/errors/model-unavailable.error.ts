@@ -17,6 +17,7 @@ export class NoWorkersAvailableError extends FrontendError {
   readonly status = 503;
   readonly type = 'service_unavailable';
   readonly errorType = 'unavailable';
+  override readonly rejectReason = 'no_workers';
 
   constructor(readonly model: string) {
     super(`No workers available for model '${model}'`);

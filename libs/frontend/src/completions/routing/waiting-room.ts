@@ -9,11 +9,14 @@ import { Ask } from './ask';
 import { ClassQueues } from './class-queues';
 import { Waiter } from './router-queue';
 
-const QUEUE_FULL = overloadRefusal(
-  'Service temporarily unavailable: the router queue is full, please retry later',
-);
+const QUEUE_FULL_MESSAGE =
+  'Service temporarily unavailable: the router queue is full, please retry later';
+const QUEUE_FULL = overloadRefusal(QUEUE_FULL_MESSAGE, 'all_workers_busy');
+/** A waiter of a lower class that a newcomer of a higher class pushed out of a full queue. */
+const QUEUE_EVICTED = overloadRefusal(QUEUE_FULL_MESSAGE, 'priority');
 const QUEUE_TIMEOUT = overloadRefusal(
   'Service temporarily unavailable: timed out waiting in the router queue, please retry later',
+  'queue_timeout',
 );
 
 /** What the waiting room asks of the router. */
@@ -164,7 +167,7 @@ export class WaitingRoom<T> {
       // Full: a waiter of a lower class gives up its place, else the newcomer is refused.
       const evicted = queue.evictBelow(c);
       if (!evicted) throw new ServiceOverloadedError(model, QUEUE_FULL);
-      evicted.reject(new ServiceOverloadedError(model, QUEUE_FULL));
+      evicted.reject(new ServiceOverloadedError(model, QUEUE_EVICTED));
     }
     return queue;
   }
