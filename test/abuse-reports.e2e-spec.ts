@@ -17,7 +17,7 @@ const FLOOD = 100_000;
 const SEED = 20261130;
 const INVALID = 'dynamo_frontend_kv_metrics_invalid_total';
 
-/** A report that passes contract §4, for the test to break one field at a time. */
+/** A report that passes docs/api.md#nats-subjects, for the test to break one field at a time. */
 const valid = (over: Record<string, unknown> = {}): Record<string, unknown> => ({
   worker_id: 'abuse-valid',
   model: 'abuse/model',

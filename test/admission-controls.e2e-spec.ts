@@ -6,7 +6,7 @@ import { Answer, chat, metricValue, OVERLOAD_BODY, post } from './support/http';
 import { FrontendProcess, Proc, spawnApp, waitFor } from './support/processes';
 
 /**
- * Contract §8's shadow mode, hysteresis, dwell and measured Retry-After, end to end: real
+ * docs/operations.md#hysteresis-and-dwell's shadow mode, hysteresis, dwell and measured Retry-After, end to end: real
  * frontend processes on real NATS and PostgreSQL, a real simulated worker; the test publishes
  * the worker's load reports so each state is exact.
  */
@@ -388,7 +388,7 @@ describe('--busy-min-dwell-ms', () => {
   });
 });
 
-/** Contract §2: an invalid value exits with code 2 and names the flag and the value. */
+/** docs/configuration.md: an invalid value exits with code 2 and names the flag and the value. */
 describe('flags of the admission controls', () => {
   const INVALID: Array<[string, string]> = [
     ['--admission-control', 'sometimes'],

@@ -29,7 +29,7 @@ function rawPost(base: string, body: string, chunked: boolean): Promise<RawAnswe
 }
 
 /**
- * The busy rule and the 503 of contract §3.1/§5, end to end: a real frontend process, real NATS,
+ * The busy rule and the 503 of docs/api.md#errors/docs/architecture.md#busy-rule, end to end: a real frontend process, real NATS,
  * real simulated workers; load reports are published by the test so each case is exact.
  */
 describe('admission control (token-capacity) over real NATS', () => {

@@ -13,7 +13,7 @@ const routes = () => ({
 
 const BASE = ['--engine', 'llamacpp', '--nats-url', NATS_URL, '--target', 'http://127.0.0.1:9'];
 
-describe('standalone bridge app (contract §7)', () => {
+describe('standalone bridge app (docs/engines.md)', () => {
   describe('flags', () => {
     const cases: [string, string][] = [
       ['--engine', 'triton'],

@@ -85,7 +85,7 @@ const tgiRoutes = () => ({
   '/metrics': fixture('tgi', 'metrics.txt'),
 });
 
-describe('engine bridge against real NATS (contract §7)', () => {
+describe('engine bridge against real NATS (docs/engines.md)', () => {
   let recorder: NatsRecorder;
   const engines: FakeEngine[] = [];
   const bridges = useProcesses('each');

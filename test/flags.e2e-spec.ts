@@ -1,6 +1,6 @@
 import { spawnApp } from './support/processes';
 
-/** Contract §2: an invalid value for any flag exits with code 2 and names the flag and value. */
+/** docs/configuration.md: an invalid value for any flag exits with code 2 and names the flag and value. */
 describe('frontend flag validation', () => {
   const cases: string[][] = [
     ['--admission-control', 'maybe'],

@@ -81,7 +81,7 @@ describe('FrontendModule compiled in-process', () => {
     }, 'model listed');
   });
 
-  it('answers the overload 503 of contract §3.1 through the guard and the 503 filter, and counts it', async () => {
+  it('answers the overload 503 of docs/api.md#errors through the guard and the 503 filter, and counts it', async () => {
     const res = await app.inject({
       method: 'POST',
       url: '/v1/chat/completions',

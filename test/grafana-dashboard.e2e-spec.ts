@@ -24,9 +24,9 @@ const ALERTS = join(ROOT, 'deploy', 'prometheus', 'alerts.yml');
 const NOT_FROM_FRONTEND = new Set(['up', 'probe_success']);
 
 /**
- * Beyond contract §6: the input of the waiting-requests threshold (contract §5), per rank; the
+ * Beyond docs/metrics.md: the input of the waiting-requests threshold (docs/architecture.md#busy-rule), per rank; the
  * rejections by priority class, what shadow mode would have refused and how often workers flip
- * (contract §8); the TTFT objective's refusals, prediction error and sample (contract §8).
+ * (docs/operations.md#ttft-objective); the TTFT objective's refusals, prediction error and sample (docs/operations.md#ttft-objective).
  */
 const EXTRA_METRICS = [
   'sluice_frontend_worker_requests_waiting',
@@ -180,7 +180,7 @@ describe('metric names used by the Grafana dashboard and the alert rules', () =>
     );
   });
 
-  it('include every metric of contract §6 in the dashboard', () => {
+  it('include every metric of docs/metrics.md in the dashboard', () => {
     const base = (name: string): string => name.replace(/_(bucket|sum|count)$/, '');
     const shown = new Set(dashboardMetrics.map(base));
     expect(CONTRACT_METRICS.filter((name) => !shown.has(name))).toEqual([]);

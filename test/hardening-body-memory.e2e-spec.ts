@@ -7,7 +7,7 @@ import { waitFor } from './support/processes';
 
 /** The default body limit (16 MiB), less room for the wrapper around the repeated part. */
 const SIZE = 16 * 1024 * 1024 - 4096;
-/** Contract §9: one hostile 16 MiB body raises RSS by less than this; four at once by 4×. */
+/** docs/security.md#limits-and-hardening: one hostile 16 MiB body raises RSS by less than this; four at once by 4×. */
 const ONE_MB = 128;
 const FOUR_MB = 4 * ONE_MB;
 
@@ -82,11 +82,11 @@ function expectOk(res: Answer): void {
 }
 
 /**
- * Issue 11 item 1 / contract §9: what one request's body costs the frontend's memory. Real
+ * Issue 11 item 1 / docs/security.md#limits-and-hardening: what one request's body costs the frontend's memory. Real
  * frontend process with its default 16 MiB body limit, a real simulated worker known through
  * its NATS reports; RSS from /proc (Linux).
  */
-describe('memory of one request (contract §9)', () => {
+describe('memory of one request (docs/security.md#limits-and-hardening)', () => {
   // A KV cache large enough to hold a 10 MB prompt: the worker refuses (400) what it cannot.
   const sys = useSystem({
     workers: [['--kv-total-blocks', '1000000']],

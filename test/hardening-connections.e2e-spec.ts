@@ -30,7 +30,7 @@ function open(port: number): Watched {
 }
 
 /**
- * Issue 11 item 4 (contract §9): slowloris-style clients against a real frontend process with a
+ * Issue 11 item 4 (docs/security.md#limits-and-hardening): slowloris-style clients against a real frontend process with a
  * short `--idle-timeout-ms`. Each case waits for the close with a generous deadline.
  */
 describe('idle and slow connections (--idle-timeout-ms)', () => {

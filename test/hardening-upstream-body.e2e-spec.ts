@@ -9,7 +9,7 @@ const CAP = 64 * 1024;
 const HUGE = 32 * 1024 * 1024;
 
 /**
- * Issue 11 item 5 (contract §9): a worker's non-streamed answer and its error bodies are read
+ * Issue 11 item 5 (docs/security.md#limits-and-hardening): a worker's non-streamed answer and its error bodies are read
  * only up to `--max-upstream-body-bytes`; beyond it the client gets 502 `upstream_error` and
  * the upstream request is aborted.
  */

@@ -77,7 +77,7 @@ describe('official openai client through Sluice', () => {
     }, 'a 503').then((err) => {
       expect(err).toBeInstanceOf(OpenAI.InternalServerError);
       expect(err.headers?.get('retry-after')).toBe('1');
-      // Contract §3.1's body is top-level {message,type,code} (Dynamo's shape), not OpenAI's
+      // docs/api.md#errors's body is top-level {message,type,code} (Dynamo's shape), not OpenAI's
       // {error:{…}}, so the SDK finds no `error` object and reports only the status.
       expect(err.status).toBe(503);
       expect(err.message).toMatch(/^503\b/);

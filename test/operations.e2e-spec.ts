@@ -36,7 +36,7 @@ describe('operations', () => {
     });
   });
 
-  it('exports every metric family of contract §6 at /metrics', async () => {
+  it('exports every metric family of docs/metrics.md at /metrics', async () => {
     const res = await fetch(`${sys.fe.url}/metrics`);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
     const text = await res.text();

@@ -57,7 +57,7 @@ async function load(
   }
 }
 
-/** Rejections counted so far, by the contract §6 counter and by class in the §8 one. */
+/** Rejections counted so far, by the docs/metrics.md counter and by class in the docs/security.md#priority-classes-who-may-set-x-sluice-priority one. */
 async function rejections(
   fe: FrontendProcess,
   endpoint = 'chat_completions',
@@ -76,7 +76,7 @@ const minus = (a: Record<string, number>, b: Record<string, number>) =>
   Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v - (b[k] ?? 0)]));
 
 /**
- * Contract §8, priority classes, end to end: a real frontend process, real NATS and real
+ * docs/security.md#priority-classes-who-may-set-x-sluice-priority, priority classes, end to end: a real frontend process, real NATS and real
  * simulated workers whose load the test reports. Decode threshold 0.8 with the default factors:
  * sheddable requests are judged at 0.64, standard at 0.8, critical at 0.96.
  */
@@ -304,7 +304,7 @@ describe('--priority-key-file: the bundled policy caps each API key', () => {
 });
 
 /**
- * The router queue (contract §2) with classes: one worker, a queue threshold of 0 (a request
+ * The router queue (docs/configuration.md) with classes: one worker, a queue threshold of 0 (a request
  * waits while the worker has any prompt token in flight from this frontend), real timing.
  */
 describe('the router queue serves critical requests first', () => {
@@ -354,7 +354,7 @@ describe('the router queue serves critical requests first', () => {
 });
 
 /**
- * Contract §8: a critical request that finds every worker busy waits in the router queue for the
+ * docs/security.md#priority-classes-who-may-set-x-sluice-priority: a critical request that finds every worker busy waits in the router queue for the
  * room lower classes hold, instead of being refused, and lower classes are refused first. No
  * `--router-queue-threshold`: the wait is part of priority classes, bounded by the queue timeout.
  * One slow worker (`--speedup 0.05`: a 2,000-token stream takes minutes) whose load the test

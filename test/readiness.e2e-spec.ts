@@ -6,7 +6,7 @@ import { NATS_URL, waitFor } from './support/processes';
 import { TcpProxy } from './support/tcp-proxy';
 
 /**
- * Issue 11, item 11: `GET /ready` (contract §3) keeps a replica in its Service while it can serve.
+ * Issue 11, item 11: `GET /ready` (docs/api.md#errors) keeps a replica in its Service while it can serve.
  * Admission goes on through a PostgreSQL outage on the last loaded thresholds, so the outage must
  * not take the replica out of rotation (`/health`, the dependency status, does report it);
  * a shutdown must, at once.

@@ -47,7 +47,7 @@ const serves = async (fe: { url: string }, model: string, values: Values, tag?: 
 };
 
 /**
- * Contract §8 "safer threshold changes" end to end: two frontend replicas on one real PostgreSQL
+ * docs/operations.md#changing-a-threshold-safely "safer threshold changes" end to end: two frontend replicas on one real PostgreSQL
  * database and real NATS. The periodic resync is pushed out of the way, so a change (and a
  * revert) reaches the other replica through the NATS notification, as within 1 s in production.
  */

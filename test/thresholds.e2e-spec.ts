@@ -33,7 +33,7 @@ interface AuditEntry {
 }
 
 /**
- * Contract §3.2 end to end: two frontend replicas sharing a real PostgreSQL database (behind a
+ * docs/api.md#busy-thresholds end to end: two frontend replicas sharing a real PostgreSQL database (behind a
  * TCP relay the test can cut) and real NATS, with a real simulated worker behind them.
  */
 describe('busy thresholds as managed configuration (PostgreSQL, two replicas)', () => {
@@ -490,7 +490,7 @@ describe('busy thresholds with the embedded database', () => {
 });
 
 /**
- * Contract §5's fourth threshold on the request path: a real frontend process, real NATS, real
+ * docs/architecture.md#busy-rule's fourth threshold on the request path: a real frontend process, real NATS, real
  * simulated workers; the test publishes each worker's num_requests_waiting.
  */
 describe('waiting_requests_threshold applied to admission (real NATS)', () => {

@@ -82,7 +82,7 @@ const metric = async (base: string, name: string, labels: Record<string, string>
   (await metricValue(base, name, labels)) ?? 0;
 
 /**
- * The TTFT objective of contract §8 end to end: real frontend processes, real NATS and
+ * The TTFT objective of docs/operations.md#ttft-objective end to end: real frontend processes, real NATS and
  * PostgreSQL, real simulated workers (one slowed down with PUT /sim/speedup), and a fake
  * worker that holds a request so that the next one waits in the router queue.
  */

@@ -45,7 +45,7 @@ interface Run {
 }
 
 /**
- * Priority classes at 4× capacity (contract §8; issue 42): two simulated workers with realistic
+ * Priority classes at 4× capacity (docs/security.md#priority-classes-who-may-set-x-sluice-priority; issue 42): two simulated workers with realistic
  * timing, open-loop arrivals with a fixed mix of classes, before a frontend with classes and one
  * that ignores them (`--priority-header none`), interleaved. Critical traffic that fits the fleet
  * should never be refused; critical traffic alone over it should leave lower classes nothing.

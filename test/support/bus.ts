@@ -6,7 +6,7 @@ const encoder = new TextEncoder();
 
 export { MODEL, type ReportFields } from '@sluice/testkit';
 
-/** Publishes contract §4 messages on real NATS, as a worker (or anyone) would. */
+/** Publishes docs/api.md#nats-subjects messages on real NATS, as a worker (or anyone) would. */
 export class TestBus {
   private constructor(readonly nc: NatsConnection) {}
 

@@ -1,5 +1,5 @@
 /**
- * The metric families contract §6 names, written out from the contract (not read from the
+ * The metric families docs/metrics.md names, written out from the contract (not read from the
  * implementation), for the specs that check /metrics and the dashboard against it.
  */
 export const CONTRACT_METRICS: readonly string[] = [

@@ -30,7 +30,7 @@ export interface SystemSpec {
   workers?: string[][] | ((s: System) => string[][]);
   /** The workers report their load on NATS in the system's namespace (else tests report). */
   reporting?: boolean;
-  /** Open a connection that publishes contract §4 messages. */
+  /** Open a connection that publishes docs/api.md#nats-subjects messages. */
   bus?: boolean;
   /** Wait until the frontend serves a chat completion (200) before the first test. */
   serving?: boolean;

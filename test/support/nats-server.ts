@@ -24,7 +24,7 @@ export interface HealthBody {
 }
 
 /**
- * Publishes contract §4 reports for test-controlled workers every `everyMs` on its own NATS
+ * Publishes docs/api.md#nats-subjects reports for test-controlled workers every `everyMs` on its own NATS
  * connection (which does not reconnect: a test opens a new one after an outage).
  */
 export class Heartbeat {

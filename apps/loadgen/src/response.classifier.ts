@@ -40,7 +40,7 @@ function field(value: unknown, key: string): unknown {
 /**
  * A non-200 answer whose body has been read in full. Only a 503 with the contract's
  * `service_unavailable` body is a rejection; the "no workers for this model" 503 has the same
- * type but is not load shedding (contract §3.1), so it is reported with the other errors.
+ * type but is not load shedding (docs/api.md#errors), so it is reported with the other errors.
  */
 export function classifyErrorResponse(
   status: number,

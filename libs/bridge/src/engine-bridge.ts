@@ -18,7 +18,7 @@ import { TargetSource } from './targets/target-source';
 import { BridgeWorkerStatus, WorkerEntry } from './worker-entry';
 
 /**
- * Contract §7: scrapes engines and publishes §4 reports for them, and worker_down when one
+ * docs/engines.md: scrapes engines and publishes docs/api.md#nats-subjects reports for them, and worker_down when one
  * stops answering or leaves the target set. Independent of any process: the standalone app and
  * the frontend both construct it with their publisher and registry.
  */

@@ -4,7 +4,7 @@ import { connect, NatsConnection } from 'nats';
 import { InProcessBus } from './in-process-bus';
 import { natsConnectionOptions } from './nats-options';
 
-/** Where a worker sends its contract §4 events: NATS, or the embedded in-process bus. */
+/** Where a worker sends its docs/api.md#nats-subjects events: NATS, or the embedded in-process bus. */
 export abstract class EventPublisher {
   abstract publish(subject: string, payload: object): void;
   abstract close(): Promise<void>;

@@ -3,7 +3,7 @@ import { ConsumerDeserializer, IncomingEvent } from '@nestjs/microservices';
 /**
  * Treats every message as a plain JSON event named by its channel. Nest's default NATS
  * deserializer unwraps payloads that carry a top-level `data` or `pattern` key and throws on
- * invalid JSON (an unhandled rejection); contract §4 payloads come from any publisher, so a
+ * invalid JSON (an unhandled rejection); docs/api.md#nats-subjects payloads come from any publisher, so a
  * payload is never unwrapped and undecodable bytes become `undefined` for the handler to
  * count as malformed.
  */

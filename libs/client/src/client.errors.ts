@@ -3,7 +3,7 @@ export class SluiceError extends Error {
   override name = 'SluiceError';
 }
 
-/** Sluice's error body (contract §3.1): top-level `{message, type, code}`, not OpenAI's `{error}`. */
+/** Sluice's error body (docs/api.md#errors): top-level `{message, type, code}`, not OpenAI's `{error}`. */
 export interface SluiceErrorBody {
   message: string;
   type: string;

@@ -1,4 +1,4 @@
-/** One data-parallel rank's load report (contract §4), after validation. */
+/** One data-parallel rank's load report (docs/api.md#nats-subjects), after validation. */
 export interface KvMetricsReport {
   readonly workerId: string;
   readonly model: string;
@@ -9,7 +9,7 @@ export interface KvMetricsReport {
   readonly kvTotalBlocks: number;
   /**
    * Absent when the worker does not report it (real engines mostly don't): the frontend then
-   * judges the rank on its own bookkeeping of prompt tokens sent and not yet answered (§4).
+   * judges the rank on its own bookkeeping of prompt tokens sent and not yet answered (docs/api.md#nats-subjects).
    */
   readonly activePrefillTokens: number | undefined;
   /** Requests queued in the engine; absent: the waiting-requests threshold never fires. */
@@ -72,7 +72,7 @@ function boundedString(v: unknown, max: number): v is string {
 }
 
 /**
- * The worker id travels in a response header (contract §9): printable ASCII only, so a report
+ * The worker id travels in a response header (docs/security.md#limits-and-hardening): printable ASCII only, so a report
  * can never make a request fail after the worker did the work.
  */
 export function isHeaderValue(v: string): boolean {

@@ -1,4 +1,4 @@
-/** Body of every error the frontend sends (contract §3.1). Key order is part of the contract. */
+/** Body of every error the frontend sends (docs/api.md#errors). Key order is part of the contract. */
 export interface OpenAiErrorBody {
   message: string;
   type: string;

@@ -1,5 +1,5 @@
 /**
- * NATS subjects of contract §4. Handlers register the bare event name (`kv_metrics`,
+ * NATS subjects of docs/api.md#nats-subjects. Handlers register the bare event name (`kv_metrics`,
  * `worker_down`); the transports prefix it with the namespace, which is only known at start.
  */
 export const KV_METRICS_EVENT = 'kv_metrics';

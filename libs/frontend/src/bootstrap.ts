@@ -88,7 +88,7 @@ export async function createFrontendApp(
 }
 
 /**
- * `--idle-timeout-ms` (contract §9) on Node's own timers, which never touch an answer in
+ * `--idle-timeout-ms` (docs/security.md#limits-and-hardening) on Node's own timers, which never touch an answer in
  * progress: a connection idle between requests is closed after `keepAliveTimeout`; one that
  * has not sent whole request headers in time (nothing at all since it connected, or headers
  * trickled byte by byte) is closed after `headersTimeout`, which Node must not set above

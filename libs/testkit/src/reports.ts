@@ -3,11 +3,11 @@ import { KvMetricsReport, KvMetricsWire } from '@sluice/contracts';
 /** The model the simulated worker serves by default. */
 export const MODEL = 'Qwen/Qwen3-0.6B';
 
-/** Contract §3.1: the exact body of the overload rejection. */
+/** docs/api.md#errors: the exact body of the overload rejection. */
 export const OVERLOAD_BODY =
   '{"message":"Service temporarily unavailable: All workers are busy, please retry later","type":"service_unavailable","code":503}';
 
-/** The fields of a contract §4 load report a test or bench sets; the rest take defaults. */
+/** The fields of a docs/api.md#nats-subjects load report a test or bench sets; the rest take defaults. */
 export interface ReportFields {
   worker_id: string;
   endpoint: string;

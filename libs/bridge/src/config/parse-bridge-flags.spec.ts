@@ -4,7 +4,7 @@ import { parseBridgeFlags } from './parse-bridge-flags';
 const BASE = ['--engine', 'vllm', '--nats-url', 'nats://127.0.0.1:4222', '--target', 'http://a:1'];
 
 describe('parseBridgeFlags', () => {
-  it('applies the defaults of contract §7', () => {
+  it('applies the defaults of docs/engines.md', () => {
     expect(parseBridgeFlags(BASE)).toEqual({
       engine: 'vllm',
       targets: ['http://a:1'],

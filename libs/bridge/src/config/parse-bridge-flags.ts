@@ -40,7 +40,7 @@ const checked =
     return item;
   };
 
-/** Flags of contract §7; each also reads `SLUICE_<UPPER_SNAKE>` (lists: comma-separated). */
+/** Flags of docs/engines.md; each also reads `SLUICE_<UPPER_SNAKE>` (lists: comma-separated). */
 export const BRIDGE_FLAGS = {
   engine: valueFlag({
     arg: ENGINE_NAMES.join('|'),

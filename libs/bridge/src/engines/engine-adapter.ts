@@ -1,8 +1,8 @@
-/** Engines the bridge can read (contract §7). */
+/** Engines the bridge can read (docs/engines.md). */
 export const ENGINE_NAMES = ['vllm', 'sglang', 'llamacpp', 'tgi'] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
 
-/** One data-parallel rank's load as read from the engine, before it becomes a §4 report. */
+/** One data-parallel rank's load as read from the engine, before it becomes a docs/api.md#nats-subjects report. */
 export interface RankLoad {
   readonly activeDecodeBlocks: number;
   readonly kvTotalBlocks: number;
@@ -59,7 +59,7 @@ export interface EngineHttp {
 }
 
 /**
- * One engine's mapping to contract §7's table: which paths to GET and how their answers become
+ * One engine's mapping to docs/engines.md's table: which paths to GET and how their answers become
  * rank loads. A new engine is one class implementing this.
  */
 export interface EngineAdapter {
@@ -67,5 +67,5 @@ export interface EngineAdapter {
   scrape(http: EngineHttp): Promise<EngineSnapshot>;
 }
 
-/** How many data-parallel ranks a report may describe (contract §4's dp_size limit). */
+/** How many data-parallel ranks a report may describe (docs/api.md#nats-subjects's dp_size limit). */
 export const MAX_RANKS = 1024;

@@ -12,7 +12,7 @@ export type ReportTimes = () => Iterable<readonly [workerId: string, reportedAtM
 const shared = new WeakMap<Registry, BridgeMetrics>();
 
 /**
- * The bridge's series (contract §7). One instance per registry: several bridges (one per
+ * The bridge's series (docs/engines.md). One instance per registry: several bridges (one per
  * engine, inside the frontend) share the series, each removing only its own workers.
  */
 export class BridgeMetrics {

@@ -3,7 +3,7 @@ import { EngineSnapshot } from '../engines/engine-adapter';
 import { ScrapeFailure } from '../http/scrape-failure';
 import { Target } from '../targets/target';
 
-/** A §4 report as the bridge sends it: the contract's fields plus the publisher's name. */
+/** A docs/api.md#nats-subjects report as the bridge sends it: the contract's fields plus the publisher's name. */
 export type BridgeReport = KvMetricsWire & { source: string };
 
 export interface ReportSettings {

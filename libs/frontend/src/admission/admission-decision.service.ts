@@ -15,7 +15,7 @@ import { CLASS_REFUSED, DRAINING, OVERLOADED, Refusal } from './refusal';
 export type Verdict = 'admit' | 'refuse' | 'wait' | 'would-refuse';
 
 /**
- * The built-in admission decision (contract §5, per priority class and admission mode §8): one
+ * The built-in admission decision (docs/architecture.md#busy-rule, per priority class and admission mode docs/security.md#priority-classes-who-may-set-x-sluice-priority): one
  * source of truth for the early 503 hook, the byte prescan and the admission guard. It returns a
  * value instead of throwing: unwinding the stack costs microseconds, the decision itself a map
  * read and a length check (each class has its own free list, kept by the registry), and only

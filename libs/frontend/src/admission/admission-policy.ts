@@ -12,7 +12,7 @@ export interface AdmissionRequest {
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   readonly body: unknown;
   /**
-   * The priority class the request is judged and routed as (contract §8): from the priority
+   * The priority class the request is judged and routed as (docs/security.md#priority-classes-who-may-set-x-sluice-priority): from the priority
    * header, or lower when a policy before this one lowered it.
    */
   readonly priority: PriorityClass;

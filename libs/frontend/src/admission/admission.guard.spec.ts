@@ -145,7 +145,7 @@ describe('AdmissionGuard', () => {
     expect(later.seen).toEqual([]);
   });
 
-  describe('priority classes (contract §8)', () => {
+  describe('priority classes (docs/security.md#priority-classes-who-may-set-x-sluice-priority)', () => {
     it('refuses an invalid priority header with a 400 naming the header, before anything else', () => {
       const policy = new RecordingPolicy();
       for (const value of ['urgent', 'CRITICAL', '', 'critical,critical']) {

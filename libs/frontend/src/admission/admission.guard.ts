@@ -22,14 +22,14 @@ type Closable = { once(event: 'close', listener: () => void): unknown };
 
 /**
  * Reads the request's priority class (400 for an invalid priority header), rejects the request
- * at once when every live worker of its model is busy for that class (contract §5, §8), then
+ * at once when every live worker of its model is busy for that class (docs/architecture.md#busy-rule, docs/security.md#priority-classes-who-may-set-x-sluice-priority), then
  * runs the configured admission policies. Runs before validation and before any byte is
  * streamed; bodies without a model pass through, to be answered by validation (400).
  *
  * In the running server the early refusal hook (`early-refusal.hook.ts`) has already answered what the
  * built-in decision refuses; the guard asks the same decision again so that a module compiled
  * without the hook (tests, other adapters) behaves the same. It runs exactly once per admitted
- * request, so it is where a shadow model's would-be rejection is counted (contract §8).
+ * request, so it is where a shadow model's would-be rejection is counted (docs/operations.md#rolling-out-shedding).
  */
 @Injectable()
 export class AdmissionGuard implements CanActivate {

@@ -8,7 +8,7 @@ interface Held {
 }
 
 /**
- * The rule that lets a critical request wait instead of being refused (contract §8): a critical
+ * The rule that lets a critical request wait instead of being refused (docs/security.md#priority-classes-who-may-set-x-sluice-priority): a critical
  * request that finds every worker of its model busy waits in the router queue while this frontend
  * has more standard and sheddable requests in flight on the model than critical requests already
  * waiting for it, since each of those frees room when it ends. The router keeps the counts (a

@@ -90,7 +90,7 @@ describe('installAdmission (the early refusal hook)', () => {
 
   afterEach(() => fastify.close());
 
-  it('answers the overload 503 of contract §3.1 before the route, and counts it as a rejection', async () => {
+  it('answers the overload 503 of docs/api.md#errors before the route, and counts it as a rejection', async () => {
     await serve();
     const res = await post('/v1/chat/completions', { model: 'busy', stream: true });
     expect(res.statusCode).toBe(503);

@@ -45,7 +45,7 @@ export function overloadRefusal(message: string, reason: RefusalReason): Refusal
   return refusal(message, 'overload', true, reason);
 }
 
-/** Every live worker of the model is busy (contract §3.1, §5). */
+/** Every live worker of the model is busy (docs/api.md#errors, docs/architecture.md#busy-rule). */
 export const OVERLOADED: Refusal = overloadRefusal(OVERLOAD_MESSAGE, 'all_workers_busy');
 /**
  * Every live worker is busy for a sheddable request but not at the configured thresholds: the
@@ -53,7 +53,7 @@ export const OVERLOADED: Refusal = overloadRefusal(OVERLOAD_MESSAGE, 'all_worker
  */
 export const CLASS_REFUSED: Refusal = overloadRefusal(OVERLOAD_MESSAGE, 'priority');
 /**
- * No free worker is predicted to give the first token within the TTFT objective (contract §8),
+ * No free worker is predicted to give the first token within the TTFT objective (docs/operations.md#ttft-objective),
  * or a queued request can no longer make its deadline: the overload answer, byte for byte.
  */
 export const OBJECTIVE_MISSED: Refusal = {
@@ -98,7 +98,7 @@ export function writeRefusal(
   reply.send(refusal.payload, refusal.payloadLatin1);
 }
 
-/** Counts a refusal as contracts §6 and §8 ask, whichever path answered it. */
+/** Counts a refusal as docs/metrics.md and docs/operations.md#rolling-out-shedding ask, whichever path answered it. */
 export function countRefusal(
   metrics: RequestMetricsService,
   endpoint: EndpointLabel,

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { FrontendConfig } from '../config/frontend-config';
 import { BusySpells } from '../worker-monitor/busy-spells';
 
-/** Contract §8: the measured `Retry-After` is a whole number of seconds in [1, 60]. */
+/** docs/operations.md#rolling-out-shedding: the measured `Retry-After` is a whole number of seconds in [1, 60]. */
 export const RETRY_AFTER_MIN_SECS = 1;
 export const RETRY_AFTER_MAX_SECS = 60;
 

@@ -33,7 +33,7 @@ describe('ServiceOverloadedFilter', () => {
   });
   afterEach(() => fastify.close());
 
-  it('answers the overload error with the bytes and headers of contract §3.1, and counts it', async () => {
+  it('answers the overload error with the bytes and headers of docs/api.md#errors, and counts it', async () => {
     const res = await serve(new ServiceOverloadedError('m'), { model: 'm' });
     expect(res.statusCode).toBe(503);
     expect(res.headers['content-type']).toBe('application/json');

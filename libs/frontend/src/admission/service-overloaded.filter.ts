@@ -15,7 +15,7 @@ interface HttpRequest {
 
 /**
  * The 503s of admission thrown as errors (by the admission guard where the early hook did not
- * answer, by the router queue) answered as contract §3.1 says, by the same writer and counter as
+ * answer, by the router queue) answered as docs/api.md#errors says, by the same writer and counter as
  * the early hook. Written against HttpAdapterHost, so it does not depend on Fastify.
  */
 @Catch(ServiceOverloadedError, ShuttingDownError)

@@ -91,7 +91,7 @@ describe('OpenAiBodyPipe', () => {
   });
 
   it.each([2 ** 53, 1.7e308])(
-    'refuses max_tokens and max_completion_tokens of %d: above 2^53-1 (contract §9)',
+    'refuses max_tokens and max_completion_tokens of %d: above 2^53-1 (docs/security.md#limits-and-hardening)',
     (n) => {
       const metadata: ArgumentMetadata = { type: 'body', metatype: ChatCompletionRequestDto };
       const messages = [{ role: 'user', content: 'hi' }];

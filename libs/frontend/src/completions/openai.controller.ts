@@ -13,7 +13,7 @@ import { ModelListDto, ModelsService } from './models.service';
 import { OpenAiBodyPipe } from './openai-body.pipe';
 
 /**
- * The priority header on the OpenAPI document of each completion route (contract §8). The
+ * The priority header on the OpenAPI document of each completion route (docs/security.md#priority-classes-who-may-set-x-sluice-priority). The
  * document is fixed at build time with the default name; `setupOpenApi` renames or drops the
  * parameter to match `--priority-header`.
  */

@@ -1,6 +1,6 @@
 import { parseFrontendFlags } from './parse-frontend-flags';
 
-describe('--engine-target (contract §7)', () => {
+describe('--engine-target (docs/engines.md)', () => {
   const sut = (argv: string[], env: NodeJS.ProcessEnv = {}) => parseFrontendFlags(argv, env);
 
   it('takes ENGINE=[NAME=]URL, repeatable, and the comma-separated env form', () => {

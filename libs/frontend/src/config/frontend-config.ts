@@ -27,7 +27,7 @@ export interface AdminToken {
   readonly token: string;
 }
 
-/** The frontend's validated configuration (contract §2); injected by class token. */
+/** The frontend's validated configuration (docs/configuration.md); injected by class token. */
 export class FrontendConfig {
   readonly httpHost: string = '0.0.0.0';
   readonly httpPort: number = 8000;
@@ -77,7 +77,7 @@ export class FrontendConfig {
   readonly maxInflightPerKey: number | null = null;
   /** The header a request's priority class is read from (lower case); null: everyone standard. */
   readonly priorityHeader: string | null = DEFAULT_PRIORITY_HEADER;
-  /** What sheddable and critical requests' thresholds are multiplied by (contract §8). */
+  /** What sheddable and critical requests' thresholds are multiplied by (docs/security.md#priority-classes-who-may-set-x-sluice-priority). */
   readonly priorityFactors: PriorityFactors = DEFAULT_PRIORITY_FACTORS;
   /** The bundled policy capping each API key's class (`--priority-key-file`); null = off. */
   readonly priorityKeys: readonly PriorityKey[] | null = null;

@@ -65,7 +65,7 @@ const THRESHOLD_FLAGS = Object.fromEntries(
   THRESHOLD_SPECS.map((s) => [s.flag, thresholdFlag(s)]),
 ) as { [S in ThresholdSpec as S['flag']]: FlagOf<S> };
 
-/** Flags of contract §2 (and a few operational ones); each also reads `SLUICE_<UPPER_SNAKE>`. */
+/** Flags of docs/configuration.md (and a few operational ones); each also reads `SLUICE_<UPPER_SNAKE>`. */
 export const FRONTEND_FLAGS = {
   'http-host': valueFlag({
     arg: 'HOST',
@@ -278,7 +278,7 @@ export const FRONTEND_FLAGS = {
   ),
 };
 
-/** `--retry-after-secs`: whole seconds, or `auto` (measured, contract §8). */
+/** `--retry-after-secs`: whole seconds, or `auto` (measured, docs/operations.md#rolling-out-shedding). */
 function secondsOrAuto(raw: string): number | 'auto' {
   if (raw === 'auto') return raw;
   try {
@@ -288,7 +288,7 @@ function secondsOrAuto(raw: string): number | 'auto' {
   }
 }
 
-/** `ENGINE=[NAME=]URL`: an engine the in-process bridge scrapes (contract §7). */
+/** `ENGINE=[NAME=]URL`: an engine the in-process bridge scrapes (docs/engines.md). */
 function parseEngineTarget(item: string): EngineTarget {
   const i = item.indexOf('=');
   const engine = item.slice(0, Math.max(i, 0));

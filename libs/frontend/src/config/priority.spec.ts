@@ -10,7 +10,7 @@ const fileWith = (text: string): string => {
   return path;
 };
 
-describe('priority flags (contract §8)', () => {
+describe('priority flags (docs/security.md#priority-classes-who-may-set-x-sluice-priority)', () => {
   const sut = parseFrontendFlags;
 
   it('reads x-sluice-priority with sheddable x 0.8 and critical x 1.2 by default', () => {

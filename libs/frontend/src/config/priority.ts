@@ -1,7 +1,7 @@
 import { InvalidFlagValue } from '@sluice/cli';
 
 /**
- * The priority classes of contract §8, in the order the router queue serves them: critical
+ * The priority classes of docs/security.md#priority-classes-who-may-set-x-sluice-priority, in the order the router queue serves them: critical
  * first, sheddable last. A request's class comes from a header (`priority/`); every place that
  * lists the classes (metrics labels, per-class free lists, the status page) is derived from here.
  */

@@ -1,4 +1,4 @@
-/** How the busy rule is applied (contract §2, §8): refuse, count only (`shadow`), or neither. */
+/** How the busy rule is applied (docs/configuration.md, docs/operations.md#rolling-out-shedding): refuse, count only (`shadow`), or neither. */
 export const ADMISSION_CONTROLS = ['token-capacity', 'shadow', 'none'] as const;
 export type AdmissionControl = (typeof ADMISSION_CONTROLS)[number];
 
@@ -8,7 +8,7 @@ export type AdmissionControl = (typeof ADMISSION_CONTROLS)[number];
  * 'enum'`, e.g. `admission_control`). Every entry gives:
  * - `key`: the internal name (config, ThresholdsService, the entity's property);
  * - `flag`: the frontend flag holding its global default (generated in config/frontend-flags.ts);
- * - `wire`: the snake_case name of contract §3.2, §5 and §8 — JSON field of the admin API and the
+ * - `wire`: the snake_case name of docs/api.md#busy-thresholds, docs/architecture.md#busy-rule and docs/operations.md#rolling-out-shedding — JSON field of the admin API and the
  *   status page, key in the audit row's `before`/`after`, `model_thresholds` column;
  * - a number: `range`, what the flag, the API (class-validator) and the column's CHECK accept
  *   (a busy threshold has no `kind`; `kind: 'objective'` is a number outside the busy rule, e.g.
@@ -72,7 +72,7 @@ export const THRESHOLD_SPECS = [
     status: { label: 'waiting requests threshold', css: 'waiting', over: 'waiting' },
   },
   {
-    // How the busy rule is applied to the model (contract §8): refuse, only count, or neither.
+    // How the busy rule is applied to the model (docs/operations.md#rolling-out-shedding): refuse, only count, or neither.
     kind: 'enum',
     key: 'admissionControl',
     flag: 'admission-control',
@@ -89,7 +89,7 @@ export const THRESHOLD_SPECS = [
     status: { label: 'admission control', css: 'admission' },
   },
   {
-    // The TTFT objective (contract §8): refuse when every free worker's predicted time to first
+    // The TTFT objective (docs/operations.md#ttft-objective): refuse when every free worker's predicted time to first
     // token exceeds it, route to the lowest prediction otherwise. Not a busy threshold.
     kind: 'objective',
     key: 'ttftSloMs',
@@ -198,7 +198,7 @@ export type ThresholdValue = number | string;
  * value.
  */
 export type ThresholdValues = { readonly [S in ThresholdSpec as S['key']]: ValueOf<S> | null };
-/** The same with the wire names (contract §3.2). */
+/** The same with the wire names (docs/api.md#busy-thresholds). */
 export type WireThresholdValues = { [S in ThresholdSpec as S['wire']]: ValueOf<S> | null };
 
 export const THRESHOLD_KEYS: readonly ThresholdKey[] = THRESHOLD_SPECS.map((s) => s.key);
@@ -208,7 +208,7 @@ export const NUMERIC_SPECS = THRESHOLD_SPECS.filter((s): s is NumericSpec => isB
 export const NUMERIC_KEYS: readonly NumericKey[] = NUMERIC_SPECS.map((s) => s.key);
 
 /**
- * Every number a priority class scales by its factor (contract §8): the busy thresholds and
+ * Every number a priority class scales by its factor (docs/security.md#priority-classes-who-may-set-x-sluice-priority): the busy thresholds and
  * the objectives (`ttft_slo_ms`: critical's objective is looser, sheddable's tighter).
  */
 export const SCALED_SPECS = THRESHOLD_SPECS.filter(

@@ -5,7 +5,7 @@ import { register } from 'prom-client';
 import { FrontendConfig } from '../config/frontend-config';
 
 /**
- * Contract §7, `--engine-target ENGINE=[NAME=]URL`: the engine bridge run inside the frontend,
+ * docs/engines.md, `--engine-target ENGINE=[NAME=]URL`: the engine bridge run inside the frontend,
  * one bridge per engine kind, publishing on the frontend's own bus, so a stock engine needs no
  * NATS and no extra process. Its series go to the frontend's /metrics.
  */

@@ -1,7 +1,7 @@
 import { encodeErrorBody, errorBody } from './error-body';
 
 describe('errorBody', () => {
-  it('writes message, type and code in the order of contract §3.1', () => {
+  it('writes message, type and code in the order of docs/api.md#errors', () => {
     const sut = encodeErrorBody('Model not found', 'not_found', 404);
     expect(sut.toString()).toBe('{"message":"Model not found","type":"not_found","code":404}');
   });

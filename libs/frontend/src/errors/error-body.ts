@@ -1,7 +1,7 @@
 import { OpenAiErrorBody } from '@sluice/contracts';
 
 /**
- * The contract's error body (§3.1), `{"message","type","code"}` plus optional `details`. Every
+ * The contract's error body (docs/api.md#errors), `{"message","type","code"}` plus optional `details`. Every
  * error answer of the frontend is built here, so the key order (part of the contract) has one
  * source.
  */
@@ -18,7 +18,7 @@ export function errorBody(
 
 /**
  * The same body as the bytes sent. A Buffer keeps the Content-Type exactly `application/json`:
- * Fastify appends a charset to strings and objects, and contract §3.1 spells the header out.
+ * Fastify appends a charset to strings and objects, and docs/api.md#errors spells the header out.
  */
 export function encodeErrorBody(
   message: string,

@@ -100,7 +100,7 @@ type ParserDone = (err: Error | null, body?: unknown) => void;
 
 /**
  * Reads a JSON body from the request stream, counting its JSON cost chunk by chunk as it arrives
- * (contract §9): a body over a limit is answered 400 at the chunk that goes over, without the
+ * (docs/security.md#limits-and-hardening): a body over a limit is answered 400 at the chunk that goes over, without the
  * rest of it ever being held (a hostile 16 MiB body of small values or empty containers goes over
  * within its first 3 MB). The rest is read and dropped, and the answer closes the connection
  * (`lingerThenClose`), as for a body over the size limit. Otherwise this does what Fastify's

@@ -35,7 +35,7 @@ function clientErrorStatus(exception: unknown): number | undefined {
 }
 
 /**
- * Turns every error into the contract's JSON body (§3.1) and counts it. Written against
+ * Turns every error into the contract's JSON body (docs/api.md#errors) and counts it. Written against
  * HttpAdapterHost so it does not depend on Fastify. The admission's 503s have their own filter
  * (`ServiceOverloadedFilter`), which Nest tries first.
  */
@@ -57,7 +57,7 @@ export class OpenAiExceptionFilter implements ExceptionFilter {
     const answer = this.toAnswer(exception);
     this.count(req, answer);
     // A Buffer keeps the Content-Type exactly `application/json` (Fastify appends a charset to
-    // strings and objects); contract §3.1 spells the header out.
+    // strings and objects); docs/api.md#errors spells the header out.
     adapter.setHeader(res, 'Content-Type', 'application/json');
     if (answer.rejectReason) adapter.setHeader(res, REJECT_REASON_HEADER, answer.rejectReason);
     adapter.reply(res, Buffer.from(JSON.stringify(answer.body)), answer.body.code);

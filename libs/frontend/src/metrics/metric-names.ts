@@ -1,4 +1,4 @@
-/** Metric names of contract §6; dashboards depend on them. */
+/** Metric names of docs/metrics.md; dashboards depend on them. */
 export const METRIC = {
   rejections: 'dynamo_frontend_model_rejection_total',
   requests: 'dynamo_frontend_requests_total',
@@ -11,20 +11,20 @@ export const METRIC = {
   workerPrefillTokens: 'dynamo_frontend_worker_active_prefill_tokens',
   workerBusy: 'dynamo_frontend_worker_busy',
   invalidReports: 'dynamo_frontend_kv_metrics_invalid_total',
-  // Beyond contract §6: what an operator needs to alert on a frontend's own dependencies.
+  // Beyond docs/metrics.md: what an operator needs to alert on a frontend's own dependencies.
   busConnected: 'sluice_frontend_bus_connected',
   thresholdStoreUp: 'sluice_frontend_threshold_store_up',
   reportsReceived: 'sluice_frontend_kv_metrics_received_total',
   staleReports: 'sluice_frontend_kv_metrics_stale_total',
   refusedReports: 'sluice_frontend_kv_metrics_refused_total',
-  // Beyond contract §6, beside the worker gauges: the input of the waiting-requests threshold.
+  // Beyond docs/metrics.md, beside the worker gauges: the input of the waiting-requests threshold.
   workerRequestsWaiting: 'sluice_frontend_worker_requests_waiting',
-  // Contract §8: rejections by the request's priority class.
+  // docs/security.md#priority-classes-who-may-set-x-sluice-priority: rejections by the request's priority class.
   classRejections: 'sluice_frontend_rejection_total',
-  // Contract §8: what shadow mode would have refused, and how often workers flip busy/free.
+  // docs/operations.md#rolling-out-shedding: what shadow mode would have refused, and how often workers flip busy/free.
   wouldRejections: 'sluice_frontend_would_reject_total',
   busyTransitions: 'sluice_frontend_worker_busy_transitions_total',
-  // Contract §8, TTFT objective: refusals, the prediction error of admitted requests, and the
+  // docs/operations.md#ttft-objective, TTFT objective: refusals, the prediction error of admitted requests, and the
   // outcome of the would-be refusals admitted as a sample (--ttft-slo-sample).
   sloRejections: 'sluice_frontend_slo_rejection_total',
   predictionError: 'sluice_frontend_ttft_prediction_error_seconds',
@@ -86,5 +86,5 @@ export function endpointLabelFor(url: string): EndpointLabel | undefined {
   return ENDPOINTS[q === -1 ? url : url.slice(0, q)];
 }
 
-/** Priority classes of contract §8, the `priority` label's values; defined in config/priority.ts. */
+/** Priority classes of docs/security.md#priority-classes-who-may-set-x-sluice-priority, the `priority` label's values; defined in config/priority.ts. */
 export { DEFAULT_PRIORITY, PRIORITY_CLASSES, type PriorityClass } from '../config/priority';

@@ -3,7 +3,7 @@ import { FrontendError, withoutStack } from '../errors/frontend.error';
 
 type Headers = Readonly<Record<string, string | string[] | undefined>>;
 
-/** The priority header holds something other than a class name: 400 (contract §8). */
+/** The priority header holds something other than a class name: 400 (docs/security.md#priority-classes-who-may-set-x-sluice-priority). */
 export class InvalidPriorityError extends FrontendError {
   readonly status = 400;
   readonly type = 'invalid_request_error';

@@ -6,7 +6,7 @@ import { RequestMetricsService } from './request-metrics.service';
 import { TrafficHistory } from './traffic-history';
 
 /**
- * Request-level metrics (contract §6), written by admission, the router, the proxy and the
+ * Request-level metrics (docs/metrics.md), written by admission, the router, the proxy and the
  * error filter; their model labels are bounded by the models the worker monitor knows. Also
  * the last 10 minutes of each model's traffic and load, which the status page draws.
  */

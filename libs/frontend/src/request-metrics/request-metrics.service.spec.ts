@@ -60,7 +60,7 @@ describe('RequestMetricsService', () => {
     sut.queued.set({ model }, 0);
   }
 
-  it('counts a rejection in the contract §6 counter and, by priority class, in the §8 one', async () => {
+  it('counts a rejection in the docs/metrics.md counter and, by priority class, in the docs/security.md#priority-classes-who-may-set-x-sluice-priority one', async () => {
     registry.applyReport(report('w1', 'm'), 0);
     sut.rejected('m', 'completions', 'sheddable');
     sut.rejected('m', 'completions', 'sheddable');

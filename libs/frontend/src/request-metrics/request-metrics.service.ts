@@ -16,7 +16,7 @@ import { PendingCounts } from '../metrics/pending-counts';
 import { TrafficHistory } from './traffic-history';
 
 /**
- * Request-level metrics of contract §6, with label values kept bounded: only known models
+ * Request-level metrics of docs/metrics.md, with label values kept bounded: only known models
  * become label values, and a model's series go when the registry forgets the model. Admitted
  * and rejected requests also go to the status page's `TrafficHistory`. The counters are counted
  * through `PendingCounts` (plain numbers until a read), the histograms and gauges directly.
@@ -79,7 +79,7 @@ export class RequestMetricsService implements OnModuleDestroy {
     return typeof model === 'string' && this.registry.model(model) ? model : 'unknown';
   }
 
-  /** One overload rejection: contract §6's counter and §8's, by priority class. */
+  /** One overload rejection: docs/metrics.md's counter and docs/security.md#priority-classes-who-may-set-x-sluice-priority's, by priority class. */
   rejected(model: string, endpoint: EndpointLabel, priority: PriorityClass): void {
     this.rejections.inc([model, endpoint]);
     this.classRejections.inc([model, endpoint, priority]);
@@ -96,7 +96,7 @@ export class RequestMetricsService implements OnModuleDestroy {
     this.history.admitted(model);
   }
 
-  /** Admitted in shadow mode although every worker of the model was busy (contract §8). */
+  /** Admitted in shadow mode although every worker of the model was busy (docs/operations.md#rolling-out-shedding). */
   wouldReject(model: string, endpoint: EndpointLabel, priority: PriorityClass): void {
     this.wouldRejections.inc([model, endpoint, priority]);
   }

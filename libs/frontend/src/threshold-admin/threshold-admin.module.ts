@@ -5,7 +5,7 @@ import { AdminAuthGuard } from './admin-auth.guard';
 import { BusyThresholdController } from './busy-threshold.controller';
 import { ThresholdAdminService } from './threshold-admin.service';
 
-/** `/busy_threshold` (contract §3.2): read and change per-model thresholds, with the audit log. */
+/** `/busy_threshold` (docs/api.md#busy-thresholds): read and change per-model thresholds, with the audit log. */
 @Module({
   imports: [ThresholdsModule, WorkerMonitorModule],
   controllers: [BusyThresholdController],

@@ -38,7 +38,7 @@ export interface ThresholdAnswer {
   etag: string;
 }
 
-/** Contract §3.2: reads answer from memory; writes go to the database first, then apply. */
+/** docs/api.md#busy-thresholds: reads answer from memory; writes go to the database first, then apply. */
 @Injectable()
 export class ThresholdAdminService {
   private readonly logger = new Logger('Thresholds');

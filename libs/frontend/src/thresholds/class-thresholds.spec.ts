@@ -13,7 +13,7 @@ const T = {
   ttftSloMs: 500,
 } as const;
 
-describe('thresholds per priority class (contract §8)', () => {
+describe('thresholds per priority class (docs/security.md#priority-classes-who-may-set-x-sluice-priority)', () => {
   it('multiplies every threshold by the factor, flooring the integer ones; the mode stays', () => {
     expect(scaleThresholds(T, 0.8)).toEqual({
       activeDecodeBlocks: 0.9 * 0.8,

@@ -6,7 +6,7 @@ import { AnyThresholds, BusyThresholds } from './busy-thresholds';
 export type ClassThresholds = PerClass<BusyThresholds>;
 
 /**
- * A threshold × a class's factor (contract §8): an integer threshold (prefill tokens, waiting
+ * A threshold × a class's factor (docs/security.md#priority-classes-who-may-set-x-sluice-priority): an integer threshold (prefill tokens, waiting
  * requests) is floored, `floor(T × F)`, so the scaled limit is still a count the rule compares
  * with `>`; a bounded one (the decode ratio) is capped at its bound, 1. A fraction stays a
  * fraction (its limit is then `floor(F × factor × max_num_batched_tokens)`, as for standard).

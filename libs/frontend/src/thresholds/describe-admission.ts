@@ -12,7 +12,7 @@ const MODE = {
 } as const;
 
 /**
- * The one startup line contract §2 asks for: is rejection on, and with which thresholds. Models
+ * The one startup line docs/configuration.md asks for: is rejection on, and with which thresholds. Models
  * may override the mode (`admission_control`); they are listed by GET /busy_threshold.
  */
 export function describeAdmission(config: FrontendConfig): string {

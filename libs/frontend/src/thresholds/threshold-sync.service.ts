@@ -41,7 +41,7 @@ export class ThresholdSyncService implements OnApplicationBootstrap, OnModuleDes
     private readonly publisher: EventPublisher,
   ) {}
 
-  /** The stored thresholds have been loaded at least once (readiness, contract §3). */
+  /** The stored thresholds have been loaded at least once (readiness, docs/api.md#errors). */
   get loadedOnce(): boolean {
     return this.loaded;
   }

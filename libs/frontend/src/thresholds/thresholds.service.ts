@@ -45,7 +45,7 @@ export class ThresholdsService {
     return value;
   }
 
-  /** What each priority class is judged with (contract §8): `effective` × the class's factor. */
+  /** What each priority class is judged with (docs/security.md#priority-classes-who-may-set-x-sluice-priority): `effective` × the class's factor. */
   byClass(model: string): ClassThresholds {
     const cached = this.resolvedByClass.get(model);
     if (cached) return cached;

@@ -96,7 +96,7 @@ describe('isRankBusy', () => {
       expect(sut(r, thresholds({ activePrefillTokensFrac: 0 }))).toBe(false);
     });
 
-    // Contract §2: busy when tokens > floor(F × max). Mathematically floor(0.29 × 100) = 29,
+    // docs/configuration.md: busy when tokens > floor(F × max). Mathematically floor(0.29 × 100) = 29,
     // but the binary product 0.29 * 100 is 28.999999999999996.
     it.each([
       [0.29, 100, 29],

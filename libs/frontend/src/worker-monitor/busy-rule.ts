@@ -39,10 +39,10 @@ const BUSY_TERMS: { readonly [K in NumericKey]: BusyTerm } = {
 const TERMS = NUMERIC_KEYS.map((key) => [key, BUSY_TERMS[key]] as const);
 
 /**
- * Contract §5: a rank is busy when any configured threshold is exceeded (strict `>`). A
+ * docs/architecture.md#busy-rule: a rank is busy when any configured threshold is exceeded (strict `>`). A
  * threshold that is not configured, or whose inputs the rank does not report, never fires.
  * `scale` multiplies every limit: the registry judges a busy rank with `--busy-release-factor`
- * (hysteresis, §8: it turns free only when every term is at most threshold × F). At 1 (the
+ * (hysteresis, docs/operations.md#hysteresis-and-dwell: it turns free only when every term is at most threshold × F). At 1 (the
  * default) each limit is the threshold itself, exactly.
  */
 export function isRankBusy(rank: RankLoad, t: BusyThresholds, scale = 1): boolean {

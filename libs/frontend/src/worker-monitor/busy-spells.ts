@@ -19,7 +19,7 @@ interface ModelSpells {
 }
 
 /**
- * How long a model's workers stay busy, for `--retry-after-secs auto` (contract §8). A spell is
+ * How long a model's workers stay busy, for `--retry-after-secs auto` (docs/operations.md#rolling-out-shedding). A spell is
  * the time from a worker turning busy (every rank busy) to its turning free; a spell ends only
  * by the worker turning free (one that is removed while busy is forgotten). Per model the
  * lengths of the spells that ended are averaged with weight SPELL_WEIGHT for the newest.
@@ -41,7 +41,7 @@ export class BusySpells implements RegistryObserver {
   }
 
   busyChanged(worker: WorkerEntry, c: PriorityClass): void {
-    // Contract §5's busy state is the standard class's.
+    // docs/architecture.md#busy-rule's busy state is the standard class's.
     if (c !== 'standard') return;
     const now = Date.now();
     let spells = this.models.get(worker.model);

@@ -30,7 +30,7 @@ export class BusyTransitionsCounter implements RegistryObserver {
   }
 
   busyChanged(worker: WorkerEntry, c: PriorityClass): void {
-    // Contract §5's busy state is the standard class's.
+    // docs/architecture.md#busy-rule's busy state is the standard class's.
     if (c !== 'standard') return;
     this.counter.inc({ model: worker.model });
   }

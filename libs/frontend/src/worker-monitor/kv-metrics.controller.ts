@@ -3,7 +3,7 @@ import { EventPattern, Payload } from '@nestjs/microservices';
 import { KV_METRICS_EVENT, WORKER_DOWN_EVENT } from '@sluice/contracts';
 import { MonitorService } from './monitor.service';
 
-/** NATS (or in-process bus) handlers of contract §4; the namespace is added by the transport. */
+/** NATS (or in-process bus) handlers of docs/api.md#nats-subjects; the namespace is added by the transport. */
 @Controller()
 export class KvMetricsController {
   constructor(private readonly monitor: MonitorService) {}

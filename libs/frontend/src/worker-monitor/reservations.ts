@@ -54,7 +54,7 @@ export function measuredAtMs(
 /**
  * One rank's reservations: the totals of the worker's reservations that this rank's reports have
  * not covered yet. They are the worker's own totals, not yet split: the busy rule divides them by
- * dp_size, as it divides the frontend's pending prefill (contract §4).
+ * dp_size, as it divides the frontend's pending prefill (docs/api.md#nats-subjects).
  */
 export interface RankReservations {
   /** Prompt tokens of reserved requests still waiting for their first token. */
@@ -71,7 +71,7 @@ export interface RankReservations {
 
 /** A rank as the registry keeps it: its reported load, and what was sent to it since. */
 export interface ReservingRank extends RankLoad {
-  /** False when `activePrefillTokens` is already this frontend's own count (contract §4). */
+  /** False when `activePrefillTokens` is already this frontend's own count (docs/api.md#nats-subjects). */
   readonly prefillReported: boolean;
   readonly reserved: RankReservations;
 }
@@ -91,7 +91,7 @@ export function judgedDecodeBlocks(rank: ReservingRank, dpSize: number): number 
  * The load the busy rule judges a rank on: its report plus its share (1/dp_size) of the
  * reservations its report does not cover. Prefill is added only where it was reported: where it
  * was not, it already is this frontend's count of every unanswered prompt. A rank that does not
- * report its waiting requests gets none added, so that threshold still never fires for it (§5).
+ * report its waiting requests gets none added, so that threshold still never fires for it (docs/architecture.md#busy-rule).
  * The rank itself when nothing is reserved, so a frontend without traffic judges as before.
  */
 export function judgedLoad(rank: ReservingRank, dpSize: number): RankLoad {

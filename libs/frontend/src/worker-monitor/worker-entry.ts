@@ -9,13 +9,13 @@ import {
 
 export interface RankState extends RankLoad {
   /**
-   * Busy for each priority class (contract §8): judged with that class's thresholds.
-   * `busyFor.standard` is the busy state of contract §5.
+   * Busy for each priority class (docs/security.md#priority-classes-who-may-set-x-sluice-priority): judged with that class's thresholds.
+   * `busyFor.standard` is the busy state of docs/architecture.md#busy-rule.
    */
   busyFor: PerClass<boolean>;
   /**
    * False when the rank's reports carry no `active_prefill_tokens`: `activePrefillTokens` then
-   * holds this frontend's own count of prompt tokens sent and not yet answered (contract §4).
+   * holds this frontend's own count of prompt tokens sent and not yet answered (docs/api.md#nats-subjects).
    */
   prefillReported: boolean;
   /** The newest report's `seq`, to refuse older ones from the same publisher. */
@@ -74,7 +74,7 @@ export class WorkerEntry {
     this.lastReportMs = nowMs;
   }
 
-  /** Busy for standard requests: the busy state of contract §5 (gauges, logs, status page). */
+  /** Busy for standard requests: the busy state of docs/architecture.md#busy-rule (gauges, logs, status page). */
   get busy(): boolean {
     return this.classes.standard.busy;
   }
@@ -174,12 +174,12 @@ export class ModelEntry {
 
   constructor(readonly name: string) {}
 
-  /** The workers free for standard requests (contract §5). */
+  /** The workers free for standard requests (docs/architecture.md#busy-rule). */
   get free(): readonly WorkerEntry[] {
     return this.freeFor.standard;
   }
 
-  /** Every live worker is busy for standard requests (contract §5). */
+  /** Every live worker is busy for standard requests (docs/architecture.md#busy-rule). */
   get allBusy(): boolean {
     return this.allBusyFor('standard');
   }

@@ -9,7 +9,7 @@ type RankField = keyof Pick<
   'activeDecodeBlocks' | 'kvTotalBlocks' | 'activePrefillTokens' | 'numRequestsWaiting'
 >;
 
-/** The per-rank gauges of contract §6 (plus requests waiting), in exposition order. */
+/** The per-rank gauges of docs/metrics.md (plus requests waiting), in exposition order. */
 export const RANK_GAUGES: ReadonlyArray<{ name: string; help: string; field: RankField }> = [
   {
     name: METRIC.workerDecodeBlocks,
@@ -52,7 +52,7 @@ const HEADS = FAMILIES.map(({ name, help }, k) =>
 );
 
 /**
- * Per-worker gauges of contract §6 as Prometheus text, read from the worker registry at scrape
+ * Per-worker gauges of docs/metrics.md as Prometheus text, read from the worker registry at scrape
  * time. Written directly rather than through prom-client gauges: with 8,000 ranks, resetting
  * and setting 40,000 labelled series per scrape held the event loop for ~100 ms. Here a scrape
  * walks the workers in slices of a few ms, yielding in between, with no label hashing; the

@@ -9,13 +9,13 @@ import { MonitorService } from './monitor.service';
  * per-worker gauges are written by `WorkerGaugesRenderer`, outside prom-client.
  */
 export const workerMetricProviders: Provider[] = [
-  // Contract §8 (hysteresis): how often workers flip, written by BusyTransitionsCounter.
+  // docs/operations.md#hysteresis-and-dwell (hysteresis): how often workers flip, written by BusyTransitionsCounter.
   makeCounterProvider({
     name: METRIC.busyTransitions,
     help: 'Times a worker of the model turned busy or free (every rank busy, or not any more)',
     labelNames: ['model'],
   }),
-  // Beyond contract §6: with the invalid counter, shows whether every report sent arrived.
+  // Beyond docs/metrics.md: with the invalid counter, shows whether every report sent arrived.
   makeCounterProvider({
     name: METRIC.reportsReceived,
     help: 'Load reports received on the kv_metrics subject, valid or not',

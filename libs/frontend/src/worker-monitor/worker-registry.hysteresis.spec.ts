@@ -7,7 +7,7 @@ import { WorkerRegistry } from './worker-registry.service';
 
 const M = 'm';
 
-/** Hysteresis and dwell (contract §8) on one worker of one rank; decode threshold 0.8 of 100. */
+/** Hysteresis and dwell (docs/operations.md#hysteresis-and-dwell) on one worker of one rank; decode threshold 0.8 of 100. */
 describe('WorkerRegistry: --busy-release-factor and --busy-min-dwell-ms', () => {
   let thresholds: ThresholdsService;
   let flips: boolean[];
@@ -18,7 +18,7 @@ describe('WorkerRegistry: --busy-release-factor and --busy-min-dwell-ms', () => 
     thresholds = new ThresholdsService(config);
     sut = new WorkerRegistry(config, thresholds);
     flips = [];
-    // Contract §5's busy state: the standard class's (the others flip at their own limits).
+    // docs/architecture.md#busy-rule's busy state: the standard class's (the others flip at their own limits).
     sut.observe({ busyChanged: (w, c) => void (c === 'standard' && flips.push(w.busy)) });
   };
   /** Applies a report of `used` of 100 blocks now (the fake clock's now). */

@@ -206,7 +206,7 @@ describe('WorkerRegistry', () => {
     if (change.model) expect(sut.model(M)?.workers.size).toBe(0);
   });
 
-  describe('seq (contract §4)', () => {
+  describe('seq (docs/api.md#nats-subjects)', () => {
     it('ignores a report older than the last seen for the rank, and applies newer ones', () => {
       expect(sut.applyReport(report('w1', BUSY, { seq: 5 }), 0)).toBe('applied');
       expect(sut.applyReport(report('w1', FREE, { seq: 4 }), 1)).toBe('stale');
@@ -239,7 +239,7 @@ describe('WorkerRegistry', () => {
     });
   });
 
-  describe("prefill bookkeeping for ranks that don't report it (contract §4)", () => {
+  describe("prefill bookkeeping for ranks that don't report it (docs/api.md#nats-subjects)", () => {
     beforeEach(() => {
       sut = build({
         thresholds: {
@@ -493,7 +493,7 @@ describe('WorkerRegistry', () => {
     });
   });
 
-  describe('priority classes (contract §8)', () => {
+  describe('priority classes (docs/security.md#priority-classes-who-may-set-x-sluice-priority)', () => {
     /** Prefill threshold 1000: sheddable 800, critical 1200 (factors 0.8 and 1.2). */
     const prefill = (id: string, tokens: number, over: Partial<KvMetricsReport> = {}) =>
       parsedReport(id, { model: M, activeDecodeBlocks: 0, activePrefillTokens: tokens, ...over });

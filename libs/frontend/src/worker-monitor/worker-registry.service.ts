@@ -52,12 +52,12 @@ export interface RegistryObserver {
  * Live workers per model and their busy state for each priority class, kept current as reports
  * arrive so that the admission decision is a constant-time lookup (`ModelEntry.allBusyFor`).
  *
- * Hysteresis and dwell (contract §8) act on a rank's state here, where it is cached, for each
+ * Hysteresis and dwell (docs/operations.md#hysteresis-and-dwell) act on a rank's state here, where it is cached, for each
  * class on its own: a rank busy for a class is judged with every limit of that class ×
  * `--busy-release-factor`, and a rank whose state for a class changed less than
  * `--busy-min-dwell-ms` ago keeps it (that class's dwell queue judges it again when the dwell
  * ends, with or without a new report). A change of thresholds is judged at once, dwell or not: the operator
- * who changes a threshold expects it to apply to the next request (§5); a state it changes starts
+ * who changes a threshold expects it to apply to the next request (docs/architecture.md#busy-rule); a state it changes starts
  * a new dwell.
  */
 @Injectable()
@@ -172,7 +172,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
 
   /**
    * The router sent (`tokens` > 0) or saw the first token of (`tokens` < 0) a request on the
-   * worker. Ranks that report no prefill load are judged on this count, split evenly (§4).
+   * worker. Ranks that report no prefill load are judged on this count, split evenly (docs/api.md#nats-subjects).
    */
   addPendingPrefill(worker: WorkerEntry, tokens: number): void {
     worker.pendingPrefillTokens += tokens;
@@ -337,7 +337,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Judges a rank for every priority class, each with its own thresholds (contract §8), on what
+   * Judges a rank for every priority class, each with its own thresholds (docs/security.md#priority-classes-who-may-set-x-sluice-priority), on what
    * the rank reported plus what was sent to it since (reservations.ts).
    */
   private judge(worker: WorkerEntry, state: RankState, t: ClassThresholds, nowMs: number): void {
@@ -385,7 +385,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     this.dwell?.[c].start(worker, state, nowMs);
     const own = worker.classes[c];
     own.busyRanks += busy ? 1 : -1;
-    // Contract §5: busy only when all ranks 0..dp_size-1 are busy; unreported ranks are not.
+    // docs/architecture.md#busy-rule: busy only when all ranks 0..dp_size-1 are busy; unreported ranks are not.
     const workerBusy = own.busyRanks === worker.dpSize;
     if (workerBusy === own.busy) return;
     own.busy = workerBusy;
@@ -421,7 +421,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
 }
 
 /**
- * Contract §4: a report whose `seq` is lower than the last one seen for the worker's rank is
+ * docs/api.md#nats-subjects: a report whose `seq` is lower than the last one seen for the worker's rank is
  * stale. A publisher that restarts counts from 0 again, so `seq` 0 always starts a new run; and
  * two publishers of one worker (their `source` differs) keep sequences of their own.
  */

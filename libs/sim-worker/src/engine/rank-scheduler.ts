@@ -7,7 +7,7 @@ export interface RankLimits {
   readonly maxNumSeqs: number;
 }
 
-/** The numbers a rank reports (contract §4) and serves in an engine's metrics format. */
+/** The numbers a rank reports (docs/api.md#nats-subjects) and serves in an engine's metrics format. */
 export interface RankLoad {
   /** KV blocks held by running sequences (their prompt and every token generated so far). */
   readonly activeDecodeBlocks: number;

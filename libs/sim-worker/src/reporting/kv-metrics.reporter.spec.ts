@@ -48,7 +48,7 @@ describe('KvMetricsReporter', () => {
     jest.useRealTimers();
   });
 
-  it('reports every rank as soon as it starts, with every field of contract §4', () => {
+  it('reports every rank as soon as it starts, with every field of docs/api.md#nats-subjects', () => {
     sut.start('http://127.0.0.1:9001');
     expect(publisher.reports()).toEqual(
       [0, 1].map((rank) => ({

@@ -13,7 +13,7 @@ import { SimEngine } from '../engine/sim-engine';
 /** A burst of load changes (one per step per rank) collapses into one report per rank. */
 export const REPORT_DEBOUNCE_MS = 10;
 
-/** Publishes each rank's load (contract §4) periodically and shortly after every change. */
+/** Publishes each rank's load (docs/api.md#nats-subjects) periodically and shortly after every change. */
 @Injectable()
 export class KvMetricsReporter {
   private readonly logger = new Logger(KvMetricsReporter.name);

@@ -30,7 +30,7 @@ export class OpenAiBaseRequestDto {
   @IsBoolean()
   stream?: boolean;
 
-  /** Upper bound on generated tokens: an integer in 1 … 2^53-1 (contract §9). */
+  /** Upper bound on generated tokens: an integer in 1 … 2^53-1 (docs/security.md#limits-and-hardening). */
   @IsOptional()
   @IsInt()
   @Min(1)

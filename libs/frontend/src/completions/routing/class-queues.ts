@@ -2,7 +2,7 @@ import { perClass, PRIORITY_CLASSES, PriorityClass } from '../../config/priority
 import { RouterQueue, Waiter } from './router-queue';
 
 /**
- * The router queue of one model with its waiters kept by priority class (contract §8): served
+ * The router queue of one model with its waiters kept by priority class (docs/security.md#priority-classes-who-may-set-x-sluice-priority): served
  * critical first, then standard, then sheddable, first come first served within a class. One
  * FIFO per class keeps every step O(1): a waiter leaves its own list, and "is anyone of this
  * class or higher waiting?" looks at three counts.

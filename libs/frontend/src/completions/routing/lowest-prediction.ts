@@ -25,7 +25,7 @@ let predicted = new Float64Array(64);
 
 /**
  * The candidate with the lowest predicted time to first token for a request of `promptTokens`
- * (contract §8, TTFT objective), near-ties (PREDICTION_TIE) to the fewest tokens ahead: one O(1)
+ * (docs/operations.md#ttft-objective, TTFT objective), near-ties (PREDICTION_TIE) to the fewest tokens ahead: one O(1)
  * prediction per candidate, no allocation but the answer. `ok` leaves out workers the router may
  * not use now (the queue's in-flight limit, the worker that just failed). Exact ties go to the
  * first candidate in the free list.

@@ -22,7 +22,7 @@ export interface Queue {
 }
 
 /**
- * The TTFT objective (contract §8): the free worker with the lowest predicted time to first token
+ * The TTFT objective (docs/operations.md#ttft-objective): the free worker with the lowest predicted time to first token
  * gets a request if its prediction is within the objective of the request's class; otherwise the
  * request waits in the router queue while some free worker could still meet its deadline, or it
  * is a would-be refusal. A would-be refusal is first explored: admitted to the free worker with

@@ -20,7 +20,7 @@ interface Node<T> {
 }
 
 /**
- * Waiters of one model and class, earliest deadline first (contract §8, TTFT objective) and first
+ * Waiters of one model and class, earliest deadline first (docs/operations.md#ttft-objective, TTFT objective) and first
  * come first served among equal deadlines or without one, as a doubly linked list so that a
  * waiter that times out or whose client goes away leaves in O(1) from anywhere in the queue. A
  * class's waiters share one objective, so arrival order is deadline order and a push is O(1); only

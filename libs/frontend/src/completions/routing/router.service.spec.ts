@@ -230,7 +230,7 @@ describe('RouterService', () => {
     expect(traffic.peek(holder.worker).promptTokens).toBe(9 + 1); // the aborted 7 never got a lease
   });
 
-  describe('priority classes (contract §8)', () => {
+  describe('priority classes (docs/security.md#priority-classes-who-may-set-x-sluice-priority)', () => {
     // Decode threshold 0.9: sheddable 0.72, critical 1 (1.08 capped).
     it("routes a class's request only to workers free for that class", () => {
       build({ routerQueueThreshold: null });
@@ -416,7 +416,7 @@ describe('RouterService', () => {
     expect(lease(1).tokensAhead).toBe(2);
   });
 
-  describe('with a TTFT objective (contract §8)', () => {
+  describe('with a TTFT objective (docs/operations.md#ttft-objective)', () => {
     // Seed of a worker stepping 100 tokens: 20 ms + 1 ms per token ahead or in the prompt.
     const objective = (ttftSloMs: number | null, over: FrontendConfigValues = {}): void => {
       build({ routerQueueThreshold: null, ...over });

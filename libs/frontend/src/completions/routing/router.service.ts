@@ -140,7 +140,7 @@ export class RouterService implements OnModuleInit, RegistryObserver {
 
   /**
    * A critical request that every worker of its model is busy for, in a model that enforces, and
-   * capacity held by lower classes that it may wait for (contract §8, `CriticalWait`).
+   * capacity held by lower classes that it may wait for (docs/security.md#priority-classes-who-may-set-x-sluice-priority, `CriticalWait`).
    */
   private waitsForLowerClasses({ model, priority }: Ask): boolean {
     return (

@@ -14,7 +14,7 @@ export interface Lease {
   /** `performance.now()` when the worker was chosen: where the worker's time to first token starts. */
   readonly leasedAtMs: number;
   /**
-   * With a TTFT objective for the model (contract §8): the worker's predicted time to first token
+   * With a TTFT objective for the model (docs/operations.md#ttft-objective): the worker's predicted time to first token
    * when it was chosen, the objective of the request's class, and whether it is a would-be
    * refusal admitted as a sample (`--ttft-slo-sample`). Null without an objective.
    */

@@ -2,7 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 
 const NULLABLE_NUMBERS = { type: 'array', items: { type: 'number', nullable: true } } as const;
 
-/** Rejections per second in each bucket, by priority class (contract §8, `x-sluice-priority`). */
+/** Rejections per second in each bucket, by priority class (docs/security.md#priority-classes-who-may-set-x-sluice-priority, `x-sluice-priority`). */
 export class RejectedByPriorityDto {
   @ApiProperty({ type: [Number], example: [0, 0] })
   critical!: number[];

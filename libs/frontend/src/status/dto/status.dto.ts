@@ -32,7 +32,7 @@ export class RankStatusDto {
     nullable: true,
     description:
       "where active_prefill_tokens comes from: the rank's reports, or (for engines that do not " +
-      'export it) the prompt tokens this frontend sent that have no first token yet (contract §4)',
+      'export it) the prompt tokens this frontend sent that have no first token yet (docs/api.md#nats-subjects)',
   })
   prefill_source!: 'reported' | 'frontend' | null;
 
@@ -95,7 +95,7 @@ export class RankStatusDto {
   @ApiProperty({ description: 'the waiting-requests threshold is exceeded' })
   waiting_over_threshold!: boolean;
 
-  @ApiProperty({ description: 'any threshold is exceeded (contract §5)' })
+  @ApiProperty({ description: 'any threshold is exceeded (docs/architecture.md#busy-rule)' })
   busy!: boolean;
 }
 
@@ -195,7 +195,7 @@ export class WorkerStatusDto {
   ranks!: RankStatusDto[];
 }
 
-/** One priority class of a model (contract §8): its workers judged with the class's thresholds. */
+/** One priority class of a model (docs/security.md#priority-classes-who-may-set-x-sluice-priority): its workers judged with the class's thresholds. */
 export class PriorityClassStatusDto {
   @ApiProperty({ example: 1, description: 'live workers not busy for this class' })
   workers_free!: number;

@@ -49,7 +49,7 @@ function decorate(target: object, wire: string, decorators: PropertyDecorator[])
 }
 
 /**
- * Every key, always present, `null` where none applies (the answers of contract §3.2).
+ * Every key, always present, `null` where none applies (the answers of docs/api.md#busy-thresholds).
  * `specs` is the table; a spec passes a longer one to show what a new entry brings.
  */
 export function ThresholdValueFields(

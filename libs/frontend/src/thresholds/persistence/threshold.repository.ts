@@ -16,7 +16,7 @@ export interface AuditMeta {
   reason?: string | null;
 }
 
-/** The snake_case keys of contract §3.2, `null` where no value is stored. */
+/** The snake_case keys of docs/api.md#busy-thresholds, `null` where no value is stored. */
 export type WireThresholds = WireThresholdValues;
 
 export interface AuditEntry {

@@ -2,7 +2,7 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 import { WireThresholdValues } from '../../threshold-wire';
 
 /**
- * Stored shape of `before` / `after`: contract §3.2's keys, `null` where no value is stored. Rows
+ * Stored shape of `before` / `after`: docs/api.md#busy-thresholds's keys, `null` where no value is stored. Rows
  * written before a threshold existed lack its key; they are read through `wireOf`.
  */
 export type StoredThresholds = Partial<WireThresholdValues>;
