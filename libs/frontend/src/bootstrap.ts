@@ -2,6 +2,8 @@ import { Logger as NestLogger, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { InProcessBus } from '@sluice/bus';
+import { getToken } from '@willsoto/nestjs-prometheus';
+import type { Counter } from 'prom-client';
 import { redactCredentials } from '@sluice/contracts';
 import { installAdmission } from './admission/early-refusal.hook';
 import { AdmissionPolicy } from './admission/admission-policy';
@@ -9,9 +11,11 @@ import { FrontendConfig } from './config/frontend-config';
 import { InProcessBridge } from './engine-bridge/in-process-bridge.service';
 import { FrontendModule } from './frontend.module';
 import { drainAndClose, installSignalHandlers } from './health/graceful-shutdown';
+import { capConnections, defaultMaxConnections } from './http/connection-cap';
 import { answerFrameworkError } from './http/http-hardening';
 import { installHttp } from './http/install-http';
 import { PinoLoggerService, requestIdFor } from './http/logging';
+import { METRIC } from './metrics/metric-names';
 import { describePriority } from './priority/describe-priority';
 import { describeAdmission } from './thresholds/describe-admission';
 import { ThresholdSyncService } from './thresholds/threshold-sync.service';
@@ -72,12 +76,19 @@ export async function createFrontendApp(
   const monitorStarted = startMonitor(app, log, bus);
   if (!config.natsUrl) await monitorStarted;
   await app.get(InProcessBridge).start();
+  const maxConnections = config.maxConnections ?? defaultMaxConnections();
+  capConnections(
+    app.getHttpServer(),
+    maxConnections,
+    app.get<Counter>(getToken(METRIC.connectionsRefused)),
+  );
   await app.listen(config.httpPort, config.httpHost);
   if (options.shutdownHooks ?? true) installSignalHandlers(app, config.shutdownTimeoutMs);
   const url = listeningUrl(app, config);
   // The app runs on whatever Node starts it (only npm scripts insist on the one of record).
   log.log(`frontend listening on ${url} (bus: ${bus}; Node ${process.version})`);
   log.log(describeAdmission(config));
+  log.log(`at most ${maxConnections} open client connections (--max-connections)`);
   log.log(describePriority(config));
   log.log(
     config.adminTokens.length > 0

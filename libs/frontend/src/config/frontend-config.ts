@@ -100,6 +100,11 @@ export class FrontendConfig {
    * answered 5xx before any byte reached the client (docs/decisions/0135-upstream-retries.md).
    */
   readonly upstreamRetries: number = 1;
+  /**
+   * Open client connections at most; past it a new one is closed at once and counted. null = the
+   * process's file limit minus a margin (`http/connection-cap.ts`).
+   */
+  readonly maxConnections: number | null = null;
 
   /**
    * Thresholds left out of `values.thresholds` are unset. The global admission mode may be given

@@ -276,6 +276,12 @@ export const FRONTEND_FLAGS = {
     0,
     16,
   ),
+  'max-connections': valueFlag({
+    arg: 'N',
+    help: 'open client connections at most; past it a new one is closed at once and counted (default: the file limit minus a margin)',
+    parse: integerIn(1),
+    default: D.maxConnections,
+  }),
 };
 
 /** `--retry-after-secs`: whole seconds, or `auto` (measured, docs/operations.md#rolling-out-shedding). */

@@ -80,5 +80,6 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
     idleTimeoutMs: v['idle-timeout-ms'],
     maxUpstreamBodyBytes: v['max-upstream-body-bytes'],
     upstreamRetries: v['upstream-retries'],
+    maxConnections: v['max-connections'],
   });
 }

@@ -34,6 +34,8 @@ export const METRIC = {
   upstreamRetries: 'sluice_frontend_upstream_retries_total',
   // Every refusal by its reason, the value of its `x-sluice-reject-reason` header.
   refusals: 'sluice_frontend_refusals_total',
+  // Issue 41: connections closed at once because --max-connections were open.
+  connectionsRefused: 'sluice_frontend_connections_refused_total',
 } as const;
 
 /** Why a request was sent again: refused connection, connection cut, or a worker's 5xx. */

@@ -74,6 +74,10 @@ export const metricProviders = [
     labelNames: ['model', 'reason'],
   }),
   makeCounterProvider({
+    name: METRIC.connectionsRefused,
+    help: 'Connections closed as soon as accepted because --max-connections were open',
+  }),
+  makeCounterProvider({
     name: METRIC.requests,
     help: 'Requests answered by the frontend',
     labelNames: COUNTER_LABELS.requests,
