@@ -46,11 +46,11 @@ async function publisherFor(
 }
 
 async function main(): Promise<void> {
-  const config = parseOrExit({
-    prefix: 'sluice',
-    usage: FRONTEND_USAGE,
-    parse: parseFrontendFlags,
-  });
+  // The one-command start keeps loopback writes (`--no-admin-allow-loopback` turns them off).
+  const config = parseOrExit(
+    { prefix: 'sluice', usage: FRONTEND_USAGE, parse: parseFrontendFlags },
+    ['--admin-allow-loopback', ...process.argv.slice(2)],
+  );
   const count = workerCount(config);
   const extra = (process.env[EMBEDDED_ENV.workerFlags.name] ?? '').split(/\s+/).filter(Boolean);
   const bus = config.natsUrl ? undefined : new InProcessBus();

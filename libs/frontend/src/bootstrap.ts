@@ -93,7 +93,9 @@ export async function createFrontendApp(
   log.log(
     config.adminTokens.length > 0
       ? `threshold changes need a bearer token (admins: ${config.adminTokens.map((t) => t.name).join(', ')})`
-      : 'no --admin-token configured: threshold changes are accepted from loopback clients only',
+      : config.adminAllowLoopback
+        ? 'no --admin-token configured: threshold changes are accepted from loopback clients only'
+        : 'no --admin-token configured: threshold changes are refused (--admin-allow-loopback accepts loopback clients)',
   );
   return { app, url, close: () => drainAndClose(app, config.shutdownTimeoutMs) };
 }

@@ -86,6 +86,11 @@ export interface FrontendOptions extends SpawnOptions {
   /** The app to run: `frontend`, or one built the same way (`custom-guard-example`). */
   app?: string;
   group?: ProcessGroup;
+  /**
+   * `--admin-allow-loopback`, so tests and the bench may write thresholds without a token
+   * (default true); false starts the frontend as its image does.
+   */
+  adminAllowLoopback?: boolean;
 }
 
 /**
@@ -104,6 +109,7 @@ export async function startFrontend(o: FrontendOptions): Promise<FrontendStarted
       ...['--http-host', '127.0.0.1', '--http-port', '0'],
       ...['--nats-url', o.natsUrl, '--namespace', namespace],
       ...(ownStore ? [] : ['--data-dir', storeDataDir()]),
+      ...(o.adminAllowLoopback === false ? [] : ['--admin-allow-loopback']),
       ...flags,
     ],
     o,

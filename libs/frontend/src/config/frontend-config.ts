@@ -62,6 +62,11 @@ export class FrontendConfig {
   /** How long a start waits for another live process's lock on `dataDir`, then exits 1. */
   readonly dataDirWaitMs: number = 10000;
   readonly adminTokens: readonly AdminToken[] = [];
+  /**
+   * Without admin tokens, accept threshold writes from loopback clients (`npm start` gives it);
+   * off, every write is refused. A same-host proxy makes every client a loopback one.
+   */
+  readonly adminAllowLoopback: boolean = false;
   /** Engines scraped by the in-process bridge; empty: none. */
   readonly engineTargets: readonly EngineTarget[] = [];
   /** How the llama.cpp engine targets hold their KV cache (docs/engines.md). */

@@ -16,6 +16,7 @@ import {
   numberIn,
   oneOf,
   postgresUrl,
+  switchFlag,
   ValueFlag,
   valueFlag,
 } from '@sluice/cli';
@@ -168,6 +169,10 @@ export const FRONTEND_FLAGS = {
     help: 'a file of NAME:TOKEN lines (# comments), read at start beside --admin-token',
     parse: (raw) => raw,
     default: undefined,
+  }),
+  'admin-allow-loopback': switchFlag({
+    help: 'without --admin-token, accept threshold writes from loopback clients (npm start gives it)',
+    default: false,
   }),
   'engine-target': listFlag({
     arg: 'ENGINE=[NAME=]URL',

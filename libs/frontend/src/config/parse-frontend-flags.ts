@@ -59,6 +59,7 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
         ? undefined
         : { path: tokenFile, source: sourceOf('admin-token-file') },
     ),
+    adminAllowLoopback: v['admin-allow-loopback'],
     engineTargets: v['engine-target'],
     llamacppKvCache: v['llamacpp-kv-cache'],
     thresholdResyncMs: v['threshold-resync-ms'],

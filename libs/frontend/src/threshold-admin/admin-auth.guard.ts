@@ -53,16 +53,19 @@ function isWrite(body: unknown): boolean {
 
 /**
  * Guards threshold writes: with `--admin-token NAME:TOKEN` configured, a bearer token is
- * required (401 without, 403 wrong) and compared in constant time; without any, only loopback
- * clients that address a loopback name may write. Tokens are compared as SHA-256 digests so
+ * required (401 without, 403 wrong) and compared in constant time; without any, every write is
+ * refused (401), or with `--admin-allow-loopback` only loopback clients that address a loopback
+ * name may write. Tokens are compared as SHA-256 digests so
  * their length does not leak.
  */
 @Injectable()
 export class AdminAuthGuard implements CanActivate {
   private readonly tokens: Array<{ name: string; digest: Buffer }>;
+  private readonly loopbackWrites: boolean;
 
   constructor(config: FrontendConfig) {
     this.tokens = config.adminTokens.map((t) => ({ name: t.name, digest: digest(t.token) }));
+    this.loopbackWrites = config.adminAllowLoopback;
   }
 
   canActivate(context: ExecutionContext): boolean {
@@ -73,7 +76,17 @@ export class AdminAuthGuard implements CanActivate {
       if (bearer !== undefined) req.sluiceAdmin = this.match(digest(bearer));
       return true;
     }
-    if (this.tokens.length === 0) return this.allowLoopback(req);
+    if (this.tokens.length === 0) {
+      // No address stands in for a token unless the operator says so: a reverse proxy on the
+      // same host makes every client a loopback one.
+      if (!this.loopbackWrites) {
+        throw new AdminUnauthorizedError(
+          'No admin token is configured: threshold changes are refused; start the frontend ' +
+            'with --admin-token NAME:TOKEN (or --admin-allow-loopback for loopback clients)',
+        );
+      }
+      return this.allowLoopback(req);
+    }
     if (bearer === undefined) throw new AdminUnauthorizedError();
     const actor = this.match(digest(bearer));
     if (actor === undefined) throw new AdminForbiddenError();
