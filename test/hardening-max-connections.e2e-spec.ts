@@ -28,8 +28,14 @@ async function open(port: number): Promise<Watched> {
   return { socket, closed };
 }
 
-function closedWithin(w: Watched, ms: number): Promise<boolean> {
-  return Promise.race([w.closed, new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+async function closedWithin(w: Watched, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)));
+  try {
+    return await Promise.race([w.closed, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Sends one GET on an open keep-alive connection and reads its whole answer. */
