@@ -3,9 +3,9 @@
  * point (bench/tools/goodput-client), the closed-loop capacity probe, the unloaded TTFT, and the
  * waits between points. Shared by the scenarios that measure goodput under overload.
  */
-import { BenchGroup, runTool } from './context';
+import { BenchContext, BenchGroup, CPU, runTool } from './context';
 import { metrics, metricSum } from './http';
-import { Started } from './sluice';
+import { startFrontend, startWorker, Started } from './sluice';
 import { waitFor, whileStopped } from './util';
 
 export const PROMPT_TOKENS = 1000;
@@ -45,6 +45,57 @@ export interface PointResult {
    * which a refused critical request arrived.
    */
   lower_admitted_while_critical_refused: number;
+}
+
+/** The static thresholds: decode blocks, and one engine step's budget of queued prompt tokens. */
+export const GOODPUT_THRESHOLDS = [
+  ...['--admission-control', 'token-capacity'],
+  ...['--active-decode-blocks-threshold', '0.85', '--active-prefill-tokens-threshold-frac', '1'],
+];
+
+/** The fleet of these scenarios: two simulated workers with realistic timing, on the client core. */
+export async function startSimWorkers(g: BenchGroup, ctx: BenchContext, ns: string): Promise<void> {
+  const flags = ['--speedup', '1', '--nats-url', ctx.natsUrl, '--namespace', ns];
+  await Promise.all(
+    ['1', '2'].map((id) =>
+      startWorker(g, [...flags, '--worker-id', `sim-${id}`], {
+        cpu: CPU.client,
+        name: `worker-${id}`,
+      }),
+    ),
+  );
+}
+
+/** A frontend on the server core, returned once it has heard from the workers. */
+export async function startFleetFrontend(
+  g: BenchGroup,
+  ctx: BenchContext,
+  ns: string,
+  name: string,
+  flags: string[],
+): Promise<Started> {
+  const fe = await startFrontend(g, {
+    ...{ natsUrl: ctx.natsUrl, databaseUrl: ctx.databaseUrl, namespace: ns },
+    ...{ cpu: CPU.server, name: `frontend-${name}`, flags },
+  });
+  await waitFor(
+    async () => metricSum(await metrics(fe.url), 'dynamo_frontend_worker_kv_total_blocks') > 0,
+    `workers known to frontend-${name}`,
+  );
+  return fe;
+}
+
+/** The fleet's capacity, probed through `off` with every other frontend stopped, idle before and after. */
+export async function fleetCapacity(
+  g: BenchGroup,
+  all: readonly Started[],
+  off: Started,
+  quick: boolean,
+): Promise<number> {
+  await settle(off);
+  const capacity = await alone(all, [off], () => probeCapacity(g, off.url, quick));
+  await settle(off);
+  return capacity;
 }
 
 const loadgenFlags = (url: string, extra: string[]): string[] => [

@@ -1,10 +1,18 @@
-import { BenchContext, CPU } from '../lib/context';
-import { alone, PointResult, probeCapacity, runPoint, settle, unloadedTtft } from '../lib/goodput';
-import { metrics, metricSum } from '../lib/http';
+import { BenchContext } from '../lib/context';
+import {
+  alone,
+  fleetCapacity,
+  GOODPUT_THRESHOLDS as THRESHOLDS,
+  PointResult,
+  runPoint,
+  startFleetFrontend,
+  startSimWorkers,
+  unloadedTtft,
+} from '../lib/goodput';
 import { describeProcess, requireLikeForLike } from '../lib/processes';
 import { atLeast, atMost, figure, Plan, Scenario, ScenarioResult } from '../lib/scenario';
-import { startFrontend, startWorker, Started } from '../lib/sluice';
-import { fmt, median, pct, rotate, uniqueNamespace, waitFor } from '../lib/util';
+import { Started } from '../lib/sluice';
+import { fmt, median, pct, rotate, uniqueNamespace } from '../lib/util';
 
 const POLICIES = ['off', 'static', 'objective'] as const;
 type Policy = (typeof POLICIES)[number];
@@ -13,11 +21,6 @@ const NAMES: Record<Policy, string> = {
   static: 'static thresholds',
   objective: 'TTFT objective',
 };
-/** The static thresholds: decode blocks, and one engine step's budget of queued prompt tokens. */
-const THRESHOLDS = [
-  ...['--admission-control', 'token-capacity'],
-  ...['--active-decode-blocks-threshold', '0.85', '--active-prefill-tokens-threshold-frac', '1'],
-];
 /** The objective: this multiple of the unloaded TTFT p50, about two full engine steps. */
 const OBJECTIVE_MULTIPLE = 10;
 
@@ -51,27 +54,9 @@ export const goodputScenario: Scenario = {
     const g = ctx.group();
     try {
       const ns = uniqueNamespace('goodput');
-      const workerFlags = ['--speedup', '1', '--nats-url', ctx.natsUrl, '--namespace', ns];
-      await Promise.all(
-        ['1', '2'].map((id) =>
-          startWorker(g, [...workerFlags, '--worker-id', `sim-${id}`], {
-            cpu: CPU.client,
-            name: `worker-${id}`,
-          }),
-        ),
-      );
-      const start = async (policy: Policy, flags: string[]): Promise<Started> => {
-        const fe = await startFrontend(g, {
-          ...{ natsUrl: ctx.natsUrl, databaseUrl: ctx.databaseUrl, namespace: ns },
-          ...{ cpu: CPU.server, name: `frontend-${policy}`, flags },
-        });
-        await waitFor(
-          async () =>
-            metricSum(await metrics(fe.url), 'dynamo_frontend_worker_kv_total_blocks') > 0,
-          `workers known to frontend-${policy}`,
-        );
-        return fe;
-      };
+      await startSimWorkers(g, ctx, ns);
+      const start = (policy: Policy, flags: string[]): Promise<Started> =>
+        startFleetFrontend(g, ctx, ns, policy, flags);
       const [off, stat] = await Promise.all([
         start('off', ['--admission-control', 'none']),
         start('static', THRESHOLDS),
@@ -89,9 +74,7 @@ export const goodputScenario: Scenario = {
         describeProcess(`frontend, ${NAMES[p]}`, fe[p].proc.pid),
       );
       requireLikeForLike(processes);
-      await settle(off);
-      const capacity = await alone(all, [off], () => probeCapacity(g, off.url, ctx.quick));
-      await settle(off);
+      const capacity = await fleetCapacity(g, all, off, ctx.quick);
       const [durationS, warmupS, drainS] = ctx.quick ? [5, 2, 2] : [18, 8, 6];
       const run: Run = {
         ...{ capacity, objectiveMs, durationS, warmupS, drainS, rounds: plan.rounds },

@@ -1,10 +1,17 @@
-import { BenchContext, CPU } from '../lib/context';
-import { alone, PointResult, probeCapacity, runPoint, settle } from '../lib/goodput';
-import { metrics, metricSum } from '../lib/http';
+import { BenchContext } from '../lib/context';
+import {
+  alone,
+  fleetCapacity,
+  GOODPUT_THRESHOLDS as THRESHOLDS,
+  PointResult,
+  runPoint,
+  startFleetFrontend,
+  startSimWorkers,
+} from '../lib/goodput';
 import { describeProcess, requireLikeForLike } from '../lib/processes';
 import { atLeast, atMost, below, figure, Plan, Scenario, ScenarioResult } from '../lib/scenario';
-import { startFrontend, startWorker, Started } from '../lib/sluice';
-import { fmt, median, pct, rotate, uniqueNamespace, waitFor } from '../lib/util';
+import { Started } from '../lib/sluice';
+import { fmt, median, pct, rotate, uniqueNamespace } from '../lib/util';
 
 const POLICIES = ['classes', 'ignored'] as const;
 type Policy = (typeof POLICIES)[number];
@@ -12,11 +19,7 @@ const NAMES: Record<Policy, string> = {
   classes: 'priority classes',
   ignored: 'classes ignored',
 };
-/** The static thresholds of the goodput scenario; the classes' factors are the defaults. */
-const THRESHOLDS = [
-  ...['--admission-control', 'token-capacity'],
-  ...['--active-decode-blocks-threshold', '0.85', '--active-prefill-tokens-threshold-frac', '1'],
-];
+/** The goodput scenario's static thresholds; the classes' factors are the defaults. */
 const FLAGS: Record<Policy, string[]> = {
   classes: THRESHOLDS,
   ignored: [...THRESHOLDS, '--priority-header', 'none'],
@@ -58,27 +61,9 @@ export const priorityScenario: Scenario = {
     const g = ctx.group();
     try {
       const ns = uniqueNamespace('priority');
-      const workerFlags = ['--speedup', '1', '--nats-url', ctx.natsUrl, '--namespace', ns];
-      await Promise.all(
-        ['1', '2'].map((id) =>
-          startWorker(g, [...workerFlags, '--worker-id', `sim-${id}`], {
-            cpu: CPU.client,
-            name: `worker-${id}`,
-          }),
-        ),
-      );
-      const start = async (name: string, flags: string[]): Promise<Started> => {
-        const fe = await startFrontend(g, {
-          ...{ natsUrl: ctx.natsUrl, databaseUrl: ctx.databaseUrl, namespace: ns },
-          ...{ cpu: CPU.server, name: `frontend-${name}`, flags },
-        });
-        await waitFor(
-          async () =>
-            metricSum(await metrics(fe.url), 'dynamo_frontend_worker_kv_total_blocks') > 0,
-          `workers known to frontend-${name}`,
-        );
-        return fe;
-      };
+      await startSimWorkers(g, ctx, ns);
+      const start = (name: string, flags: string[]): Promise<Started> =>
+        startFleetFrontend(g, ctx, ns, name, flags);
       const [off, classes, ignored] = await Promise.all([
         start('off', ['--admission-control', 'none']),
         start('classes', FLAGS.classes),
@@ -90,9 +75,7 @@ export const priorityScenario: Scenario = {
         describeProcess(`frontend, ${NAMES[p]}`, fe[p].proc.pid),
       );
       requireLikeForLike(processes);
-      await settle(off);
-      const capacity = await alone(all, [off], () => probeCapacity(g, off.url, ctx.quick));
-      await settle(off);
+      const capacity = await fleetCapacity(g, all, off, ctx.quick);
       const [durationS, warmupS, drainS] = ctx.quick ? [10, 3, 4] : [20, 6, 6];
       const run: Run = { capacity, durationS, warmupS, drainS, rounds: plan.rounds };
       ctx.log(`capacity ${fmt(capacity)} req/s`);
