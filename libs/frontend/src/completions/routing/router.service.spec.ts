@@ -1,6 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { OVERLOAD_MESSAGE } from '@sluice/contracts';
+import { AdmissionDecision } from '../../admission/admission-decision.service';
 import { CriticalWait } from '../../admission/critical-wait';
+import { LifecycleService } from '../../admission/lifecycle.service';
 import { ServiceOverloadedError } from '../../admission/errors/service-overloaded.error';
 import { OBJECTIVE_MISSED } from '../../admission/refusal';
 import { ModelNotFoundError, NoWorkersAvailableError } from '../errors/model-unavailable.error';
@@ -32,6 +34,7 @@ describe('RouterService', () => {
     const fx = routingFixture(over);
     ({ thresholds, registry, traffic, predictor, report } = fx);
     queued = { inc: jest.fn(), dec: jest.fn() };
+    const criticalWait = new CriticalWait();
     sut = new RouterService(
       fx.config,
       registry,
@@ -39,7 +42,8 @@ describe('RouterService', () => {
       traffic,
       thresholds,
       predictor,
-      new CriticalWait(),
+      criticalWait,
+      new AdmissionDecision(registry, thresholds, new LifecycleService(), criticalWait),
     );
     sut.onModuleInit();
   };

@@ -1,4 +1,5 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
+import { AdmissionDecision } from '../../admission/admission-decision.service';
 import { CriticalWait } from '../../admission/critical-wait';
 import { FrontendConfig } from '../../config/frontend-config';
 import { DEFAULT_PRIORITY, PriorityClass } from '../../config/priority';
@@ -41,9 +42,10 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     private readonly registry: WorkerRegistry,
     metrics: RequestMetricsService,
     traffic: WorkerTraffic,
-    private readonly thresholds: ThresholdsService,
+    thresholds: ThresholdsService,
     predictor: TtftPredictor,
     private readonly criticalWait: CriticalWait,
+    private readonly decision: AdmissionDecision,
   ) {
     this.choice = new WorkerChoice(config, traffic, thresholds, predictor);
     this.gate = new ObjectiveGate(config, thresholds, metrics, this.choice);
@@ -139,16 +141,11 @@ export class RouterService implements OnModuleInit, RegistryObserver {
   }
 
   /**
-   * A critical request that every worker of its model is busy for, in a model that enforces, and
-   * capacity held by lower classes that it may wait for (docs/security.md#priority-classes-who-may-set-x-sluice-priority, `CriticalWait`).
+   * A critical request the busy rule lets wait for capacity lower classes hold (`CriticalWait`):
+   * the admission decision's own verdict, so the two never disagree.
    */
   private waitsForLowerClasses({ model, priority }: Ask): boolean {
-    return (
-      priority === 'critical' &&
-      model.allBusyFor(priority) &&
-      this.criticalWait.mayWait(model.name) &&
-      this.thresholds.admissionControl(model.name) === 'token-capacity'
-    );
+    return priority === 'critical' && this.decision.judge(model.name, priority) === 'wait';
   }
 
   /** Queues the request; a critical waiter is counted for `CriticalWait` until it leaves. */

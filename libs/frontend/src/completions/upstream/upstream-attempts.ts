@@ -137,15 +137,17 @@ export class UpstreamAttempts {
   }
 
   toUpstreamError(err: unknown, x: AttemptedRequest): UpstreamError {
-    if (
-      err instanceof undiciErrors.HeadersTimeoutError ||
-      err instanceof undiciErrors.BodyTimeoutError
-    ) {
-      return new UpstreamTimeoutError(this.config.upstreamTimeoutMs);
-    }
+    if (isTimeout(err)) return new UpstreamTimeoutError(this.config.upstreamTimeoutMs);
     const reason = err instanceof Error ? err.message : String(err);
     return new UpstreamError(`Worker ${x.lease.worker.id} failed: ${reason}`, true);
   }
+}
+
+/** The worker took longer than `--upstream-timeout-ms` for its headers or between chunks. */
+function isTimeout(err: unknown): boolean {
+  return (
+    err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError
+  );
 }
 
 /**
@@ -155,8 +157,7 @@ export class UpstreamAttempts {
  */
 export function failureReason(err: unknown): RetryReason | null {
   if (
-    err instanceof undiciErrors.HeadersTimeoutError ||
-    err instanceof undiciErrors.BodyTimeoutError ||
+    isTimeout(err) ||
     err instanceof undiciErrors.RequestAbortedError ||
     (err instanceof Error && err.name === 'AbortError')
   ) {
