@@ -15,7 +15,7 @@ import { updateSignalGaps } from './signal-gaps';
 import { Target } from './targets/target';
 import { buildTargetSources } from './targets/target-sources';
 import { TargetSource } from './targets/target-source';
-import { BridgeWorkerStatus, WorkerEntry } from './worker-entry';
+import { BridgeWorkerStatus, ScrapedWorker } from './scraped-worker';
 
 /**
  * docs/engines.md: scrapes engines and publishes docs/api.md#nats-subjects reports for them, and worker_down when one
@@ -23,7 +23,7 @@ import { BridgeWorkerStatus, WorkerEntry } from './worker-entry';
  * the frontend both construct it with their publisher and registry.
  */
 export class EngineBridge {
-  private readonly workers = new Map<string, WorkerEntry>();
+  private readonly workers = new Map<string, ScrapedWorker>();
   private readonly adapter: EngineAdapter;
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
@@ -166,7 +166,7 @@ export class EngineBridge {
   }
 
   /** A target that left its file or DNS name is gone for good: worker_down, series removed. */
-  private remove(entry: WorkerEntry): void {
+  private remove(entry: ScrapedWorker): void {
     const id = entry.target.workerId;
     this.workers.delete(id);
     entry.scraper.stop().catch(() => undefined);
@@ -202,7 +202,7 @@ export class EngineBridge {
     }
   }
 
-  private onFailure(entry: WorkerEntry, err: unknown, at: number): void {
+  private onFailure(entry: ScrapedWorker, err: unknown, at: number): void {
     const failure = asFailure(err);
     const id = entry.target.workerId;
     if (entry.lastResult === 'ok' || entry.lastResult === null) {

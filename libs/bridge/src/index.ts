@@ -2,7 +2,7 @@ export { EngineBridge } from './engine-bridge';
 export { VLLM_FILTERED_PATH } from './engines/vllm.adapter';
 export { LLAMACPP_KV_CACHES, type LlamacppKvCache } from './engines/llamacpp.adapter';
 export { BRIDGE_DEFAULTS, type EngineBridgeOptions } from './engine-bridge.options';
-export type { BridgeWorkerStatus, WorkerState } from './worker-entry';
+export type { BridgeWorkerStatus, WorkerState } from './scraped-worker';
 export type { BridgeLogger } from './bridge-logger';
 export {
   ENGINE_NAMES,
@@ -10,7 +10,7 @@ export {
   type EngineHttp,
   type EngineName,
   type EngineSnapshot,
-  type RankLoad,
+  type EngineRankLoad,
   SIGNAL_GAPS,
   type SignalGap,
   type SignalGapKind,

@@ -1,7 +1,7 @@
 import { BridgeLogger } from './bridge-logger';
 import { SignalGap } from './engines/engine-adapter';
 import { BridgeMetrics } from './metrics/bridge-metrics';
-import { WorkerEntry } from './worker-entry';
+import { ScrapedWorker } from './scraped-worker';
 
 /**
  * Records what a worker's engine cannot tell, after each good scrape: the metric and the
@@ -9,7 +9,7 @@ import { WorkerEntry } from './worker-entry';
  * appears for the worker, so a fleet of old engines does not repeat it every scrape.
  */
 export function updateSignalGaps(
-  entry: WorkerEntry,
+  entry: ScrapedWorker,
   gaps: readonly SignalGap[],
   out: { readonly logger: BridgeLogger; readonly metrics: BridgeMetrics },
 ): void {

@@ -3,7 +3,7 @@ export const ENGINE_NAMES = ['vllm', 'sglang', 'llamacpp', 'tgi'] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
 
 /** One data-parallel rank's load as read from the engine, before it becomes a docs/api.md#nats-subjects report. */
-export interface RankLoad {
+export interface EngineRankLoad {
   readonly activeDecodeBlocks: number;
   readonly kvTotalBlocks: number;
   readonly numRequestsWaiting?: number;
@@ -31,7 +31,7 @@ export interface SignalGap {
 export interface EngineSnapshot {
   /** Served model name, when the engine tells it (the --model flag overrides it). */
   readonly model: string | undefined;
-  readonly ranks: readonly RankLoad[];
+  readonly ranks: readonly EngineRankLoad[];
   /** What this answer cannot tell (at most one entry per kind); absent: nothing. */
   readonly gaps?: readonly SignalGap[];
 }

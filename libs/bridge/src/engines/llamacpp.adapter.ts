@@ -1,5 +1,5 @@
 import { PromFamilies, readFamilies } from '../prometheus/prometheus-text';
-import { EngineAdapter, EngineHttp, EngineSnapshot, RankLoad } from './engine-adapter';
+import { EngineAdapter, EngineHttp, EngineSnapshot, EngineRankLoad } from './engine-adapter';
 import { count, optionalCount, record, required, text } from './engine-values';
 import { LlamacppSlot, positive, readLlamacppSlots } from './llamacpp-slots';
 import { UnparsableError } from '../unparsable.error';
@@ -73,7 +73,7 @@ export function mapLlamacpp(
  * new requests wait however empty the cache is). Idle slots' cached prompts do not count: the
  * server drops them when it needs the room.
  */
-function fromSlots(slots: LlamacppSlot[], kvCache: LlamacppKvCache): RankLoad {
+function fromSlots(slots: LlamacppSlot[], kvCache: LlamacppKvCache): EngineRankLoad {
   const busy = slots.filter((s) => s.processing);
   const window = slots[0]?.nCtx;
   const held = busy.every((s) => s.tokens !== undefined)
@@ -95,7 +95,7 @@ function fromCounts(
   props: Record<string, unknown>,
   families: PromFamilies,
   haveMetrics: boolean,
-): RankLoad {
+): EngineRankLoad {
   if (!haveMetrics) {
     throw new UnparsableError('neither /slots nor /metrics answers (start llama-server --metrics)');
   }

@@ -4,7 +4,7 @@ import {
   EngineHttp,
   EngineSnapshot,
   MAX_RANKS,
-  RankLoad,
+  EngineRankLoad,
   SignalGap,
 } from './engine-adapter';
 import { byLabel, count, optionalCount, record, text } from './engine-values';
@@ -123,7 +123,7 @@ function blocks(
   pageSize: number,
   usedTokens: number,
   r: { maxTokens: number; waiting: number | undefined; prefill: number | undefined },
-): RankLoad {
+): EngineRankLoad {
   const kvTotalBlocks = Math.floor(r.maxTokens / pageSize);
   return {
     kvTotalBlocks,

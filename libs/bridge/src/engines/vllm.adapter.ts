@@ -4,7 +4,7 @@ import {
   EngineHttp,
   EngineSnapshot,
   MAX_RANKS,
-  RankLoad,
+  EngineRankLoad,
   SignalGap,
 } from './engine-adapter';
 import { byLabel, count, fraction, optionalCount, text } from './engine-values';
@@ -86,7 +86,7 @@ function mapVllmFamilies(families: PromFamilies): EngineSnapshot {
   const waiting = byLabel(families.get(WAITING) ?? [], 'engine');
   const gaps = new Set<SignalGap>();
   if (usageByEngine.size < usage.length) gaps.add(USAGE_PER_PROCESS);
-  const ranks = engines.map((engine): RankLoad => {
+  const ranks = engines.map((engine): EngineRankLoad => {
     const kvTotalBlocks = gpuBlocks(pick(configs, engine));
     if (kvTotalBlocks === undefined) gaps.add(NO_BLOCK_COUNT);
     const perc = fraction(usageByEngine.get(engine), `${KV_USAGE}{engine="${engine}"}`);

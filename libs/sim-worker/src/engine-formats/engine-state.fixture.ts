@@ -1,8 +1,8 @@
-import { RankLoad } from '../engine/rank-scheduler';
+import { SimRankLoad } from '../engine/rank-scheduler';
 import { EngineState } from './engine-state.reader';
 
 /** Test data shared by the engine-format specs (excluded from the build). */
-export const IDLE_RANK: RankLoad = {
+export const IDLE_RANK: SimRankLoad = {
   activeDecodeBlocks: 0,
   activePrefillTokens: 0,
   runningRequests: 0,
@@ -12,7 +12,7 @@ export const IDLE_RANK: RankLoad = {
 };
 
 /** 870 of 1000 blocks in use, 3 requests running and 2 queued. */
-export const BUSY_RANK: RankLoad = {
+export const BUSY_RANK: SimRankLoad = {
   ...IDLE_RANK,
   activeDecodeBlocks: 870,
   runningRequests: 3,
@@ -20,7 +20,7 @@ export const BUSY_RANK: RankLoad = {
 };
 
 /** An engine of 1000 blocks of 16 tokens per rank with the given ranks, read at a fixed time. */
-export function engineState(ranks: RankLoad[]): EngineState {
+export function engineState(ranks: SimRankLoad[]): EngineState {
   return {
     model: 'Qwen/Qwen3-0.6B',
     blockSize: 16,

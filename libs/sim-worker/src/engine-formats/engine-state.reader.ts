@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { WorkerConfig } from '../config/worker-config';
-import { RankLoad } from '../engine/rank-scheduler';
+import { SimRankLoad } from '../engine/rank-scheduler';
 import { SimEngine } from '../engine/sim-engine';
 
 /** The live engine state every metrics format is rendered from; plain data, so formats are pure. */
@@ -16,7 +16,7 @@ export interface EngineState {
   /** When this state was read, in ms since the epoch. */
   readonly readAtMs: number;
   /** Index = data-parallel rank. */
-  readonly ranks: readonly RankLoad[];
+  readonly ranks: readonly SimRankLoad[];
 }
 
 /** Reads the engine's current numbers: the same ones its NATS reports carry. */

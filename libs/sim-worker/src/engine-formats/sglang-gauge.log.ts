@@ -1,5 +1,5 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
-import { RankLoad, StepPlan } from '../engine/rank-scheduler';
+import { SimRankLoad, StepPlan } from '../engine/rank-scheduler';
 import { SimEngine } from '../engine/sim-engine';
 
 /** SGLang's `--decode-log-interval` default: decode batches between two writes of the gauges. */
@@ -8,7 +8,7 @@ export const SGLANG_DECODE_LOG_INTERVAL = 40;
 export const SGLANG_IDLE_LOG_MS = 30_000;
 
 interface Written {
-  readonly load: RankLoad;
+  readonly load: SimRankLoad;
   readonly atMs: number;
 }
 
@@ -35,7 +35,7 @@ export class SglangGaugeLog implements OnModuleDestroy {
   }
 
   /** The gauges as `/metrics` shows them at `nowMs`, by rank. */
-  read(nowMs = Date.now()): RankLoad[] {
+  read(nowMs = Date.now()): SimRankLoad[] {
     return this.written.map((w, rank) => {
       const idleRefresh = this.engine.isIdle(rank) && nowMs - w.atMs >= SGLANG_IDLE_LOG_MS;
       return idleRefresh ? this.write(rank, nowMs) : w.load;
@@ -55,7 +55,7 @@ export class SglangGaugeLog implements OnModuleDestroy {
     }
   }
 
-  private write(rank: number, atMs: number): RankLoad {
+  private write(rank: number, atMs: number): SimRankLoad {
     const load = this.engine.load(rank);
     this.written[rank] = { load, atMs };
     return load;

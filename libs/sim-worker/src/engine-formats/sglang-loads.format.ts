@@ -1,4 +1,4 @@
-import { RankLoad } from '../engine/rank-scheduler';
+import { SimRankLoad } from '../engine/rank-scheduler';
 import { EngineState } from './engine-state.reader';
 
 /** Reported where SGLang reports its release; marks the answers as simulated. */
@@ -61,7 +61,7 @@ export function sglangLoads(state: EngineState, dpRank?: number): SglangLoads {
   };
 }
 
-function rankLoad(state: EngineState, load: RankLoad, rank: number): SglangRankLoad {
+function rankLoad(state: EngineState, load: SimRankLoad, rank: number): SglangRankLoad {
   const usedTokens = load.activeDecodeBlocks * state.blockSize;
   const tokenUsage = load.activeDecodeBlocks / state.kvTotalBlocks;
   return {

@@ -1,4 +1,4 @@
-import { RankLoad } from '../engine/rank-scheduler';
+import { SimRankLoad } from '../engine/rank-scheduler';
 import { EngineState } from './engine-state.reader';
 import { PrometheusTextWriter, Sample } from './prometheus-text.writer';
 
@@ -9,7 +9,7 @@ import { PrometheusTextWriter, Sample } from './prometheus-text.writer';
  * multiprocess mode). The HELP texts are those of SGLang's metrics collector.
  */
 export function renderSglangMetrics(state: EngineState): string {
-  const perRank = (value: (load: RankLoad) => number): Sample[] =>
+  const perRank = (value: (load: SimRankLoad) => number): Sample[] =>
     state.ranks.map((load, rank) => ({
       labels: {
         dp_rank: String(rank),
@@ -21,7 +21,7 @@ export function renderSglangMetrics(state: EngineState): string {
       value: value(load),
     }));
   const maxTotalNumTokens = state.kvTotalBlocks * state.blockSize;
-  const server = (value: (load: RankLoad) => number): Sample[] => [
+  const server = (value: (load: SimRankLoad) => number): Sample[] => [
     { labels: { model_name: state.model }, value: state.ranks.reduce((n, l) => n + value(l), 0) },
   ];
   return new PrometheusTextWriter()

@@ -1,4 +1,4 @@
-import { RankLoad } from '../engine/rank-scheduler';
+import { SimRankLoad } from '../engine/rank-scheduler';
 import { EngineState } from './engine-state.reader';
 import { Labels, PrometheusTextWriter, Sample } from './prometheus-text.writer';
 
@@ -9,7 +9,7 @@ import { Labels, PrometheusTextWriter, Sample } from './prometheus-text.writer';
  * preemption counter (0) and `enable_prefix_caching="False"` say.
  */
 export function renderVllmMetrics(state: EngineState, only?: ReadonlySet<string>): string {
-  const perRank = (value: (load: RankLoad) => number): Sample[] =>
+  const perRank = (value: (load: SimRankLoad) => number): Sample[] =>
     state.ranks.map((load, rank) => ({
       labels: { engine: String(rank), model_name: state.model },
       value: value(load),

@@ -8,7 +8,7 @@ export interface RankLimits {
 }
 
 /** The numbers a rank reports (docs/api.md#nats-subjects) and serves in an engine's metrics format. */
-export interface RankLoad {
+export interface SimRankLoad {
   /** KV blocks held by running sequences (their prompt and every token generated so far). */
   readonly activeDecodeBlocks: number;
   /** Prompt tokens queued or admitted that have not been prefilled yet. */
@@ -74,7 +74,7 @@ export class RankScheduler {
     return this.waitingSize;
   }
 
-  load(): RankLoad {
+  load(): SimRankLoad {
     return {
       activeDecodeBlocks: this.heldBlocks,
       activePrefillTokens: this.pendingPrefill,

@@ -1,6 +1,6 @@
 import { EngineClosedError, SequenceTooLargeError } from './engine.errors';
 import { RankLoop } from './rank-loop';
-import { RankLimits, RankLoad, RankScheduler, StepPlan } from './rank-scheduler';
+import { RankLimits, SimRankLoad, RankScheduler, StepPlan } from './rank-scheduler';
 import { Sequence, SequenceRequest, SequenceSink } from './sequence';
 
 export interface EngineConfig extends RankLimits {
@@ -23,7 +23,7 @@ export type StepListener = (rank: number, plan: StepPlan) => void;
  */
 export class SimEngine {
   private readonly loops: RankLoop[];
-  private readonly lastLoads: RankLoad[];
+  private readonly lastLoads: SimRankLoad[];
   private readonly listeners = new Set<RankChangeListener>();
   private readonly stepListeners = new Set<StepListener>();
   private closed = false;
@@ -65,7 +65,7 @@ export class SimEngine {
     for (const loop of this.loops) loop.setSpeedup(speedup);
   }
 
-  load(rank: number): RankLoad {
+  load(rank: number): SimRankLoad {
     return this.loops[rank].scheduler.load();
   }
 

@@ -7,7 +7,7 @@ import { Target } from './targets/target';
 export type WorkerState = 'unknown' | 'up' | 'down';
 
 /** One scraped engine as the bridge tracks it. */
-export interface WorkerEntry {
+export interface ScrapedWorker {
   readonly target: Target;
   readonly scraper: TargetScraper;
   state: WorkerState;
