@@ -1,95 +1,121 @@
-import { ArgumentMetadata, BadRequestException, Injectable, PipeTransform } from '@nestjs/common';
+import { ArgumentMetadata, Injectable, PipeTransform, Type, ValidationPipe } from '@nestjs/common';
 import {
-  arrayNotEmpty,
-  isArray,
-  isBoolean,
-  isInt,
-  isNotEmpty,
+  getMetadataStorage,
   isObject,
-  isString,
-  max,
-  maxLength,
-  min,
+  ValidationTypes,
+  ValidatorConstraintInterface,
 } from 'class-validator';
 import {
   ChatCompletionRequestDto,
   CompletionRequestDto,
   EmbeddingRequestDto,
-  isPromptInput,
-  PROMPT_INPUT_RULE,
 } from './dto/openai-request.dto';
 
 type Body = Record<string, unknown>;
-/** Appends the messages of one property's failed rules, as class-validator words them. */
-type Rule = (body: Body, errors: string[]) => void;
 
-const model: Rule = (b, errors) => {
-  const v = b.model;
-  if (!maxLength(v, 256)) errors.push('model must be shorter than or equal to 256 characters');
-  if (!isNotEmpty(v)) errors.push('model should not be empty');
-  if (!isString(v)) errors.push('model must be a string');
-};
+/** One decorator's check, taken from class-validator's metadata for the DTO. */
+interface Check {
+  readonly constraints: unknown[];
+  readonly each: boolean;
+  readonly validators: readonly ValidatorConstraintInterface[];
+}
 
-const stream: Rule = (b, errors) => {
-  const v = b.stream;
-  if (v !== undefined && v !== null && !isBoolean(v)) errors.push('stream must be a boolean value');
-};
+/** A property's checks; `skip` holds the conditions of `@IsOptional()` and `@ValidateIf()`. */
+interface PropertyChecks {
+  readonly property: string;
+  readonly skip: ReadonlyArray<(object: Body, value: unknown) => boolean>;
+  readonly checks: readonly Check[];
+}
 
-const positiveInt =
-  (name: string): Rule =>
-  (b, errors) => {
-    const v = b[name];
-    if (v === undefined || v === null) return;
-    if (!max(v, Number.MAX_SAFE_INTEGER)) {
-      errors.push(`${name} must not be greater than ${Number.MAX_SAFE_INTEGER}`);
-    }
-    if (!min(v, 1)) errors.push(`${name} must not be less than 1`);
-    if (!isInt(v)) errors.push(`${name} must be an integer number`);
-  };
-
-const messages: Rule = (b, errors) => {
-  const v = b.messages;
-  const each = Array.isArray(v) ? v.every((m) => isObject(m)) : isObject(v);
-  if (!each) errors.push('each value in messages must be an object');
-  if (!arrayNotEmpty(v)) errors.push('messages should not be empty');
-  if (!isArray(v)) errors.push('messages must be an array');
-};
-
-const promptInput =
-  (name: string): Rule =>
-  (b, errors) => {
-    if (!isPromptInput(b[name])) errors.push(`${name} ${PROMPT_INPUT_RULE}`);
-  };
-
-const BASE = [model, stream, positiveInt('max_tokens')];
-
-/**
- * The rules of each OpenAI request DTO, in the order `ValidationPipe` reports them (the
- * subclass's properties first; within a property, the last decorator first).
- */
-const RULES = new Map<unknown, Rule[]>([
-  [ChatCompletionRequestDto, [messages, positiveInt('max_completion_tokens'), ...BASE]],
-  [CompletionRequestDto, [promptInput('prompt'), ...BASE]],
-  [EmbeddingRequestDto, [promptInput('input'), ...BASE]],
+const KNOWN = new Set<string>([
+  ValidationTypes.CUSTOM_VALIDATION,
+  ValidationTypes.CONDITIONAL_VALIDATION,
 ]);
 
 /**
- * Validates the OpenAI request bodies with the rules their DTOs declare, giving the same 400
- * (same messages, same order) as `ValidationPipe({ whitelist: false, transform: false })`, and
- * returns the body untouched. Checked by hand because it runs on every proxied request, where
- * class-transformer's copy of the body and class-validator's metadata walk cost more than the
- * few checks themselves; `openai-body.pipe.spec.ts` holds it to ValidationPipe's answers.
+ * The DTO's decorators as class-validator registered them, grouped by property as its
+ * executor groups them. A decorator this pass cannot run (nested, promise, is-defined, async,
+ * or with a `validateIf` option) fails at load, so none is skipped silently.
+ */
+export function compileChecks(dto: Type<unknown>): PropertyChecks[] {
+  const storage = getMetadataStorage();
+  const metadatas = storage.getTargetValidationMetadatas(dto, '', false, false);
+  const grouped = storage.groupByPropertyName(metadatas);
+  return Object.entries(grouped).map(([property, list]) => ({
+    property,
+    skip: list
+      .filter((m) => m.type === ValidationTypes.CONDITIONAL_VALIDATION)
+      .map((m) => m.constraints[0] as (object: Body, value: unknown) => boolean),
+    checks: list
+      .map((m): Check | undefined => {
+        if (!KNOWN.has(m.type) || m.validateIf) {
+          throw new Error(
+            `OpenAiBodyPipe cannot run ${dto.name}.${property}'s ${m.name ?? m.type}`,
+          );
+        }
+        if (m.type !== ValidationTypes.CUSTOM_VALIDATION) return undefined;
+        const constraints = storage.getTargetValidatorConstraints(m.constraintCls);
+        if (constraints.some((c) => c.async)) {
+          throw new Error(`OpenAiBodyPipe cannot run ${dto.name}.${property}'s async ${m.name}`);
+        }
+        return {
+          constraints: m.constraints,
+          each: m.each === true,
+          validators: constraints.map((c) => c.instance),
+        };
+      })
+      .filter((c): c is Check => c !== undefined),
+  }));
+}
+
+/** As class-validator's executor runs it: an `each` decorator checks every element of an array. */
+function passes(check: Check, dto: Type<unknown>, object: Body, property: string): boolean {
+  const value = object[property];
+  const args = { targetName: dto.name, property, object, value, constraints: check.constraints };
+  const each = check.each && Array.isArray(value);
+  for (const validator of check.validators) {
+    if (!each) {
+      if (validator.validate(value, args) !== true) return false;
+    } else {
+      for (const v of value) if (validator.validate(v, args) !== true) return false;
+    }
+  }
+  return true;
+}
+
+function valid(dto: Type<unknown>, rules: readonly PropertyChecks[], body: Body): boolean {
+  for (const { property, skip, checks } of rules) {
+    if (skip.some((condition) => !condition(body, body[property]))) continue;
+    for (const check of checks) if (!passes(check, dto, body, property)) return false;
+  }
+  return true;
+}
+
+const DTOS: ReadonlyArray<Type<unknown>> = [
+  ChatCompletionRequestDto,
+  CompletionRequestDto,
+  EmbeddingRequestDto,
+];
+
+/**
+ * Validates the OpenAI request bodies with their DTOs' class-validator decorators and returns
+ * the body untouched. A valid body is recognised by running the decorators' own validators
+ * on it directly: this runs on every proxied request, where `ValidationPipe`'s
+ * class-transformer copy and per-call metadata walk cost far more than the checks. Any other
+ * body goes to `ValidationPipe`, so the 400 and its messages are class-validator's own.
  */
 @Injectable()
 export class OpenAiBodyPipe implements PipeTransform {
+  private readonly rules = new Map(DTOS.map((dto) => [dto, compileChecks(dto)]));
+  private readonly reference = new ValidationPipe({ whitelist: false, transform: false });
+
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
-    const rules = metadata.type === 'body' ? RULES.get(metadata.metatype) : undefined;
+    const rules =
+      metadata.type === 'body' ? this.rules.get(metadata.metatype as Type<unknown>) : undefined;
     if (!rules) return value;
-    // A body that is not an object (null, an array, a string…) is validated as an empty one.
-    const body = isObject(value) ? (value as Body) : {};
-    const errors: string[] = [];
-    for (const rule of rules) rule(body, errors);
-    if (errors.length > 0) throw new BadRequestException(errors);
-    return value;
+    if (isObject(value) && valid(metadata.metatype as Type<unknown>, rules, value as Body)) {
+      return value;
+    }
+    return this.reference.transform(value, metadata);
   }
 }

@@ -52,7 +52,7 @@ export class ChatCompletionRequestDto extends OpenAiBaseRequestDto {
   max_completion_tokens?: number;
 }
 
-export const PROMPT_INPUT_RULE = 'must be a string, an array of strings, or an array of token ids';
+const PROMPT_INPUT_RULE = 'must be a string, an array of strings, or an array of token ids';
 
 /** A string, an array of strings, an array of token ids, or an array of token-id arrays. */
 function IsPromptInput(options?: ValidationOptions): PropertyDecorator {
@@ -68,7 +68,7 @@ function IsPromptInput(options?: ValidationOptions): PropertyDecorator {
   );
 }
 
-export function isPromptInput(value: unknown): boolean {
+function isPromptInput(value: unknown): boolean {
   if (typeof value === 'string') return true;
   if (!Array.isArray(value) || value.length === 0) return false;
   return value.every(
