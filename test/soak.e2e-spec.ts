@@ -7,10 +7,9 @@ const MODEL = 'Qwen/Qwen3-0.6B';
 const CONNECTIONS = 1000;
 const SECONDS = Number(process.env.SLUICE_SOAK_SECONDS ?? 120);
 /**
- * RSS is judged after this much load: heaps, pools and caches fill during the first part. At
- * 1,000 connections the V8 heap swings between ~90 and ~260 MB per major collection, and RSS
- * reaches the plateau of that cycle only after ~40 s (a run with a 30 s warm-up read a 20 %
- * "growth" that was the first full cycle: flat to 0.1 % from 50 s to the end).
+ * RSS is judged after this much load: heaps, pools and caches fill during the first part, and
+ * at 1,000 connections the heap's first full cycle of major collections takes tens of seconds;
+ * judged earlier, that cycle would read as growth.
  */
 const WARMUP_SECONDS = Math.max(20, Math.round(SECONDS / 2));
 const SAMPLE_EVERY_MS = 2000;

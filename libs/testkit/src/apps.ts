@@ -47,10 +47,9 @@ export function tempDataDir(): string {
 /**
  * A fresh directory for the embedded database of an app started without a store of its own:
  * a copy of the run's template database when there is one (`DATA_TEMPLATE_ENV`), else empty.
- * Creating an embedded database costs about 10 s of CPU (and a multiple of that in wall time on
- * a busy 2-core machine); the template pays it once per run. The app still opens the copy and
- * runs its migrations (none pending). Tests of the first start on an empty directory pass
- * `--data-dir` with a `tempDataDir()`.
+ * Creating an embedded database costs seconds of CPU; the template pays that once per run
+ * instead of once per app. The app still opens the copy and runs its migrations (none pending).
+ * Tests of the first start on an empty directory pass `--data-dir` with a `tempDataDir()`.
  */
 export function storeDataDir(): string {
   const dir = tempDataDir();

@@ -198,9 +198,9 @@ export function installPrescan(server: Server, prescan: OverloadPrescan['prescan
  * of the stream's buffer, and the end reaches the stream as usual, so the request ends as an
  * empty, complete stream; `cb` then runs at once, still inside the parser's callback, which is
  * where a `request` listener answers a request without a body too. Reading through the stream's
- * `data` and `end` events instead (listeners, flowing mode, the answer a tick later) cost about
- * a tenth of a 503's CPU here (20 against 18 µs). A stream error (the client went away
- * mid-body) ends the read with that error; `settled` keeps a late one from answering twice.
+ * `data` and `end` events instead (listeners, flowing mode, the answer a tick later) costs each
+ * refusal more CPU. A stream error (the client went away mid-body) ends the read with that
+ * error; `settled` keeps a late one from answering twice.
  */
 function readWhole(req: IncomingMessage, cb: (err: Error | null, body: Buffer) => void): void {
   let chunks: Buffer[] = [];

@@ -56,8 +56,8 @@ export class PriorityReader {
  * the hooks, the guard, the filters and the proxy all see) from the moment admission reads it:
  * the one place every counter and the router take it from. A policy may lower it (see
  * `PriorityByKeyPolicy`); whoever lowers it sets it here again. A symbol-keyed property rather
- * than a WeakMap: a WeakMap entry per request cost about 1 µs in a micro-benchmark here (its
- * garbage collection), the property about nothing, and the 503 path is tens of µs.
+ * than a WeakMap: a WeakMap entry per request is work for the garbage collector on the 503
+ * path, the property is not.
  */
 const PRIORITY = Symbol('sluice.priority');
 

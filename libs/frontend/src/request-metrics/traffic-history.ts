@@ -5,7 +5,7 @@ export const HISTORY_BUCKET_MS = 5000;
 export const HISTORY_BUCKETS = 120;
 /**
  * Models with a history at most. The status page lists 100; beyond this, models that appear
- * later get none, so reports naming invented models cannot grow memory (7.6 KB a model).
+ * later get none, so reports naming invented models cannot grow memory (a few KB a model).
  */
 export const MAX_HISTORY_MODELS = 256;
 /** A history made just before a bucket ends: its first rates are over at least this much time. */

@@ -43,9 +43,8 @@ export class RankScheduler {
    * entries, and V8 leaves each replaced table linked to its successor, still holding the
    * sequences it had. Once one replaced table was promoted to the old generation, it kept the
    * next alive through a young collection, and so on: every later table, and the requests behind
-   * its sequences, was promoted too. About one worker in five fell into that for good, some time
-   * after it started or after a burst: 1.4-5 MB promoted per young collection instead of ~60 KB,
-   * full collections every few seconds, and a p99 of 15-25 ms instead of ~3 ms at 5,700 req/s.
+   * its sequences, was promoted too, and the worker's latency suffered from frequent full
+   * collections.
    */
   private waiting: Array<Sequence | undefined> = [];
   private waitingHead = 0;

@@ -45,12 +45,10 @@ function expire(handler: WholeAnswerHandler): void {
  * It also keeps the request's timeouts (`timeoutMs`), as undici's `headersTimeout` and
  * `bodyTimeout` would: from the start on a connection to the status line, then between body
  * chunks, failing with undici's own HeadersTimeoutError or BodyTimeoutError. It keeps them on
- * one of Node's timers, which is unlinked and dropped as soon as the answer is read. undici keeps
- * its timeouts on its own coarse timers instead, which stay listed until its next tick, 0.5-1 s
- * later, so at thousands of requests a second every one of them outlived two young-generation
- * collections: most of what the frontend moved to its old generation under load (pinned to one
- * core at its maximum rate, 2.15 MB/s with undici's timers, ~0.6 MB/s with these), and so most of
- * its full collections.
+ * one of Node's timers, which is unlinked and dropped as soon as the answer is read. undici's
+ * own coarse timers stay listed until its next tick, up to a second later, so under load every
+ * request's state would outlive young-generation collections and be promoted to the old
+ * generation, to be freed only by full collections.
  */
 export class WholeAnswerHandler implements Dispatcher.DispatchHandler {
   private abortFn: ((err?: Error) => void) | null = null;
