@@ -7,6 +7,8 @@ import { ModelsService } from './models.service';
 import { OpenAiController } from './openai.controller';
 import { ProxyService } from './proxy.service';
 import { RouterService } from './routing/router.service';
+import { ObjectiveGate } from './routing/objective-gate';
+import { WorkerChoice } from './routing/worker-choice';
 import { WorkerTraffic } from './routing/worker-traffic';
 import { UpstreamClient } from './upstream/upstream.client';
 
@@ -18,7 +20,15 @@ import { UpstreamClient } from './upstream/upstream.client';
 @Module({
   imports: [ThresholdsModule, WorkerMonitorModule, RequestMetricsModule, TtftPredictionModule],
   controllers: [OpenAiController],
-  providers: [ModelsService, WorkerTraffic, RouterService, UpstreamClient, ProxyService],
+  providers: [
+    ModelsService,
+    WorkerTraffic,
+    WorkerChoice,
+    ObjectiveGate,
+    RouterService,
+    UpstreamClient,
+    ProxyService,
+  ],
   exports: [ModelsService, WorkerTraffic, RouterService, UpstreamClient, ProxyService],
 })
 export class CompletionsModule {}

@@ -1,3 +1,4 @@
+import { Injectable } from '@nestjs/common';
 import { FrontendConfig } from '../../config/frontend-config';
 import { PriorityClass } from '../../config/priority';
 import { ServiceOverloadedError } from '../../admission/errors/service-overloaded.error';
@@ -39,6 +40,7 @@ export interface Queue {
  * Only when no worker can be explored is the would-be refusal refused, sampled, or admitted, by
  * the model's admission mode. The gate decides; the router leases and queues.
  */
+@Injectable()
 export class ObjectiveGate {
   constructor(
     private readonly config: FrontendConfig,

@@ -13,6 +13,8 @@ import { WorkerRegistry } from '../../worker-monitor/worker-registry.service';
 import { ThresholdsService } from '../../thresholds/thresholds.service';
 import { Lease, RouterService } from './router.service';
 import { TtftPredictor } from '../../ttft-prediction/ttft-predictor.service';
+import { ObjectiveGate } from './objective-gate';
+import { WorkerChoice } from './worker-choice';
 import { WorkerTraffic } from './worker-traffic';
 import { M, routingFixture, RoutingFixture } from './routing.fixture';
 
@@ -35,13 +37,15 @@ describe('RouterService', () => {
     ({ thresholds, registry, traffic, predictor, report } = fx);
     queued = { inc: jest.fn(), dec: jest.fn() };
     const criticalWait = new CriticalWait();
+    const metrics = { queued, wouldReject, explored } as unknown as RequestMetricsService;
+    const choice = new WorkerChoice(fx.config, traffic, thresholds, predictor);
     sut = new RouterService(
       fx.config,
       registry,
-      { queued, wouldReject, explored } as unknown as RequestMetricsService,
+      metrics,
       traffic,
-      thresholds,
-      predictor,
+      choice,
+      new ObjectiveGate(fx.config, thresholds, metrics, choice),
       criticalWait,
       new AdmissionDecision(registry, thresholds, new LifecycleService(), criticalWait),
     );

@@ -5,10 +5,8 @@ import { FrontendConfig } from '../../config/frontend-config';
 import { DEFAULT_PRIORITY, PriorityClass } from '../../config/priority';
 import { ServiceOverloadedError } from '../../admission/errors/service-overloaded.error';
 import { EndpointLabel } from '../../metrics/metric-names';
-import { TtftPredictor } from '../../ttft-prediction/ttft-predictor.service';
 import { ModelNotFoundError, NoWorkersAvailableError } from '../errors/model-unavailable.error';
 import { RequestMetricsService } from '../../request-metrics/request-metrics.service';
-import { ThresholdsService } from '../../thresholds/thresholds.service';
 import { ModelEntry, RankState, WorkerEntry } from '../../worker-monitor/worker-entry';
 import { RegistryObserver, WorkerRegistry } from '../../worker-monitor/worker-registry.service';
 import { Ask } from './ask';
@@ -32,8 +30,6 @@ export type { Lease, LeaseObjective } from './worker-leases';
  */
 @Injectable()
 export class RouterService implements OnModuleInit, RegistryObserver {
-  private readonly choice: WorkerChoice;
-  private readonly gate: ObjectiveGate;
   private readonly leases: WorkerLeases;
   private readonly room: WaitingRoom<Lease>;
 
@@ -42,13 +38,11 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     private readonly registry: WorkerRegistry,
     metrics: RequestMetricsService,
     traffic: WorkerTraffic,
-    thresholds: ThresholdsService,
-    predictor: TtftPredictor,
+    private readonly choice: WorkerChoice,
+    private readonly gate: ObjectiveGate,
     private readonly criticalWait: CriticalWait,
     private readonly decision: AdmissionDecision,
   ) {
-    this.choice = new WorkerChoice(config, traffic, thresholds, predictor);
-    this.gate = new ObjectiveGate(config, thresholds, metrics, this.choice);
     const released = (w: WorkerEntry): void => this.drainIfWaiting(w.model);
     this.leases = new WorkerLeases(registry, traffic, released, criticalWait);
     this.room = new WaitingRoom<Lease>(config, registry, metrics, {

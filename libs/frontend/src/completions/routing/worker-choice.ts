@@ -1,3 +1,4 @@
+import { Injectable } from '@nestjs/common';
 import { FrontendConfig } from '../../config/frontend-config';
 import { PriorityClass } from '../../config/priority';
 import { ThresholdsService } from '../../thresholds/thresholds.service';
@@ -28,6 +29,7 @@ type ExploredAt = WeakMap<WorkerEntry, number>;
  * max_num_batched_tokens prompt tokens in flight from this frontend), and the pick among them —
  * by `--router-mode`, or the lowest predicted time to first token under a TTFT objective.
  */
+@Injectable()
 export class WorkerChoice {
   /** Null without a router queue: every candidate is eligible. */
   readonly eligible: ((w: WorkerEntry) => boolean) | null;
