@@ -25,6 +25,7 @@ function registry(): WorkerRegistry {
     const model = new ModelEntry(name);
     const worker = new WorkerEntry(`${name}-w`, name, 'http://127.0.0.1:9', 1, 0);
     model.workers.set(worker.id, worker);
+    model.routable++;
     for (const c of classes) model.markFree(worker, c);
     models.set(name, model);
   }

@@ -55,6 +55,11 @@ export class BusyModels implements RegistryObserver {
     for (const c of PRIORITY_CLASSES) this.check(worker.model, c);
   }
 
+  /** An ejected worker's load stops counting, and counts again when it is back. */
+  routingChanged(worker: WorkerEntry): void {
+    for (const c of PRIORITY_CLASSES) this.check(worker.model, c);
+  }
+
   modelForgotten(name: string): void {
     for (const c of PRIORITY_CLASSES) this.names[c].delete(name);
   }

@@ -5,6 +5,7 @@ import { PriorityClass } from '../config/priority';
 import { setRequestPriority } from '../priority/request-priority';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { TtftPredictor } from '../ttft-prediction/ttft-predictor.service';
+import { OutlierEjection } from '../worker-monitor/outlier-ejection';
 import { WorkerEntry } from '../worker-monitor/worker-entry';
 import { UpstreamError } from './errors/upstream.error';
 import { ProxyService, WORKER_HEADER } from './proxy.service';
@@ -38,6 +39,7 @@ describe('ProxyService (unary answers)', () => {
     inflight: { inc: jest.Mock; dec: jest.Mock };
   };
   let thrown: unknown;
+  let ejection: { succeeded: jest.Mock; failed: jest.Mock };
   let sut: ProxyService;
   let current: FastifyReply;
 
@@ -60,12 +62,14 @@ describe('ProxyService (unary answers)', () => {
       inflight: { inc: jest.fn(), dec: jest.fn() },
     };
     thrown = undefined;
+    ejection = { succeeded: jest.fn(), failed: jest.fn() };
     sut = new ProxyService(
       new FrontendConfig({ upstreamTimeoutMs: 1000, upstreamRetries: 2 }),
       router as unknown as RouterService,
       upstream as unknown as UpstreamClient,
       metrics as unknown as RequestMetricsService,
       { observe: jest.fn() } as unknown as TtftPredictor,
+      ejection as unknown as OutlierEjection,
     );
     fastify = Fastify();
     // As admission does: the class goes beside the request before the route runs.
@@ -239,6 +243,13 @@ describe('ProxyService (unary answers)', () => {
     ]);
     expect(thrown).toMatchObject({ status: 502, message: 'Worker w3 answered 503' });
     for (const lease of leases) expect(lease.release).toHaveBeenCalledTimes(1);
+    // Each failure is told to outlier ejection as its worker's.
+    expect(ejection.failed.mock.calls.map(([w, r]) => `${(w as WorkerEntry).id} ${r}`)).toEqual([
+      'w1 status_5xx',
+      'w2 status_5xx',
+      'w3 status_5xx',
+    ]);
+    expect(ejection.succeeded).not.toHaveBeenCalled();
   });
 
   it('does not retry a worker that timed out', async () => {

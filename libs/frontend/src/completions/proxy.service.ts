@@ -11,6 +11,7 @@ import { EndpointLabel, ErrorType } from '../metrics/metric-names';
 import { requestPriority } from '../priority/request-priority';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { TtftPredictor } from '../ttft-prediction/ttft-predictor.service';
+import { OutlierEjection } from '../worker-monitor/outlier-ejection';
 import { Lease, LeaseObjective, RouterService } from './routing/router.service';
 import { Cancellation } from './cancellation';
 import { LOOP_STATUS, RequestLoopError } from './errors/request-loop.error';
@@ -79,8 +80,9 @@ export class ProxyService {
     private readonly upstream: UpstreamClient,
     private readonly metrics: RequestMetricsService,
     private readonly predictor: TtftPredictor,
+    ejection: OutlierEjection,
   ) {
-    this.attempts = new UpstreamAttempts(config, router, metrics);
+    this.attempts = new UpstreamAttempts(config, router, metrics, ejection);
   }
 
   async forward(

@@ -106,6 +106,14 @@ export class FrontendConfig {
    */
   readonly upstreamRetries: number = 1;
   /**
+   * Requests of a worker failing in a row (connect, reset, 5xx) that take it out of routing
+   * (docs/decisions/0170-outlier-ejection.md); 0 = never.
+   */
+  readonly ejectAfter: number = 5;
+  /** First ejection's length; doubled on each ejection in a row, up to the max. */
+  readonly ejectBackoffMs: number = 5000;
+  readonly ejectBackoffMaxMs: number = 60000;
+  /**
    * Open client connections at most; past it a new one is closed at once and counted. null = the
    * process's file limit minus a margin (`http/connection-cap.ts`).
    */

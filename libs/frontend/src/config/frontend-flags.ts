@@ -281,6 +281,25 @@ export const FRONTEND_FLAGS = {
     0,
     16,
   ),
+  'eject-after': int(
+    'N',
+    'requests of a worker failing in a row (refused or cut connection, 5xx) that take it out of routing for a backoff, then one probe request; 0 = never',
+    D.ejectAfter,
+    0,
+    1000,
+  ),
+  'eject-backoff-ms': int(
+    'MS',
+    'how long a worker is first taken out of routing; doubled on each ejection in a row',
+    D.ejectBackoffMs,
+    1,
+  ),
+  'eject-backoff-max-ms': int(
+    'MS',
+    'longest a worker is taken out of routing at once',
+    D.ejectBackoffMaxMs,
+    1,
+  ),
   'max-connections': valueFlag({
     arg: 'N',
     help: 'open client connections at most; past it a new one is closed at once and counted (default: the file limit minus a margin)',

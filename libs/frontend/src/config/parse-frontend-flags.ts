@@ -35,6 +35,13 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
       'needs the priority header, but --priority-header is none',
     );
   }
+  if (v['eject-backoff-max-ms'] < v['eject-backoff-ms']) {
+    throw new FrontendConfigError(
+      sourceOf('eject-backoff-max-ms'),
+      String(v['eject-backoff-max-ms']),
+      `is shorter than --eject-backoff-ms (${v['eject-backoff-ms']})`,
+    );
+  }
   return new FrontendConfig({
     httpHost: v['http-host'],
     httpPort: v['http-port'],
@@ -81,6 +88,9 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
     idleTimeoutMs: v['idle-timeout-ms'],
     maxUpstreamBodyBytes: v['max-upstream-body-bytes'],
     upstreamRetries: v['upstream-retries'],
+    ejectAfter: v['eject-after'],
+    ejectBackoffMs: v['eject-backoff-ms'],
+    ejectBackoffMaxMs: v['eject-backoff-max-ms'],
     maxConnections: v['max-connections'],
   });
 }

@@ -36,6 +36,9 @@ export const METRIC = {
   refusals: 'sluice_frontend_refusals_total',
   // Issue 41: connections closed at once because --max-connections were open.
   connectionsRefused: 'sluice_frontend_connections_refused_total',
+  // Issue 41: outlier ejection (docs/operations.md#outlier-ejection), beside the worker gauges.
+  workerEjected: 'sluice_frontend_worker_ejected',
+  workerEjections: 'sluice_frontend_worker_ejections_total',
 } as const;
 
 /** Why a request was sent again: refused connection, connection cut, or a worker's 5xx. */

@@ -21,7 +21,7 @@ main.stale { opacity: 0.55; }
 .card-head h2 { margin: 0; font-size: 17px; overflow-wrap: anywhere; }
 .badge { display: inline-block; min-width: 52px; text-align: center; padding: 2px 8px;
   border-radius: 10px; font-size: 12px; font-weight: 700; color: #fff; background: var(--ok); }
-.badge.busy { background: var(--bad); } .badge.none { background: var(--muted); }
+.badge.busy { background: var(--bad); } .badge.ejected { background: var(--bad); margin-left: 4px; } .badge.none { background: var(--muted); }
 .stats { display: flex; flex-wrap: wrap; gap: 8px 28px; margin: 12px 0; }
 .stat-label { font-size: 11px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); }
 .stat-value { font-size: 18px; font-weight: 600; font-variant-numeric: tabular-nums; }

@@ -104,6 +104,12 @@ ${STATUS_CHART_SCRIPT}
     id.append(el('div', 'worker-id', w.worker_id), el('div', 'endpoint', w.endpoint));
     const state = el('td');
     state.append(el('span', 'badge ' + (w.busy ? 'busy' : 'free'), w.busy ? 'BUSY' : 'free'));
+    // Outlier ejection: out of routing until its backoff ends, then one probe request.
+    if (w.routing !== 'in') {
+      const until = w.ejected_until_ms === null ? '' : ' for ' + Math.max(0, (w.ejected_until_ms - Date.now()) / 1000).toFixed(0) + ' s';
+      const text = w.routing === 'ejected' ? 'EJECTED' + until : w.routing === 'probing' ? 'PROBING' : 'PROBE DUE';
+      state.append(el('span', 'badge ejected', text));
+    }
     const ranks = el('div', 'ranks');
     for (const r of w.ranks) ranks.append(rank(r, m[${JSON.stringify(markedThreshold('kv'))}], m[${JSON.stringify(markedThreshold('waiting'))}]));
     const ranksCell = el('td');

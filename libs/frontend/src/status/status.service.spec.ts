@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { KvMetricsReport } from '@sluice/contracts';
 import { parsedReport } from '@sluice/testkit';
 import { FrontendConfig } from '../config/frontend-config';
+import { OutlierEjection } from '../worker-monitor/outlier-ejection';
 import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
 import { WorkerTraffic } from '../completions/routing/worker-traffic';
 import { ThresholdsService } from '../thresholds/thresholds.service';
@@ -43,6 +44,7 @@ describe('StatusService', () => {
       rates,
       traffic,
       new TtftPredictor(registry),
+      new OutlierEjection(config, registry, { inc: () => undefined } as never),
     );
   });
 

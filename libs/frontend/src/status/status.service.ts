@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { FrontendConfig } from '../config/frontend-config';
 import { perClass } from '../config/priority';
+import { OutlierEjection } from '../worker-monitor/outlier-ejection';
 import { ModelEntry, WorkerEntry } from '../worker-monitor/worker-entry';
 import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
 import { WorkerTraffic } from '../completions/routing/worker-traffic';
@@ -33,6 +34,7 @@ export class StatusService {
     private readonly rejections: RejectionRateService,
     private readonly traffic: WorkerTraffic,
     private readonly predictor: TtftPredictor,
+    private readonly ejection: OutlierEjection,
   ) {}
 
   snapshot(nowMs = Date.now()): StatusDto {
@@ -72,7 +74,8 @@ export class StatusService {
       rejections_total: this.rejections.total(name),
       inflight_requests: inflight,
       workers_total: all.length,
-      workers_busy: all.length - (model?.free.length ?? 0),
+      // Counted, not taken from the free list: an ejected worker is in no free list.
+      workers_busy: all.filter((w) => w.busy).length,
       priority_classes: perClass((c) => ({
         workers_free: model?.freeFor[c].length ?? 0,
         all_busy: model?.allBusyFor(c) ?? false,
@@ -93,10 +96,22 @@ export class StatusService {
       last_report_age_ms: Math.max(0, nowMs - worker.lastSeenMs),
       report_measured_age_ms: Math.max(0, nowMs - worker.lastReportMs),
       report_source: worker.source ?? null,
+      ...this.routing(worker),
       ttft_prediction: this.prediction(worker),
       ranks: Array.from({ length: worker.dpSize }, (_, i) =>
         rankStatus(i, worker.ranks.get(i), t, worker.dpSize),
       ),
+    };
+  }
+
+  private routing(
+    worker: WorkerEntry,
+  ): Pick<WorkerStatusDto, 'routing' | 'consecutive_failures' | 'ejected_until_ms'> {
+    const view = this.ejection.view(worker);
+    return {
+      routing: view.phase,
+      consecutive_failures: view.consecutiveFailures,
+      ejected_until_ms: view.ejectedUntilMs,
     };
   }
 

@@ -63,6 +63,11 @@ export class WorkerEntry {
   source: string | undefined;
   /** Tokens one KV block holds, when the newest report says (its `kv_block_size`). */
   kvBlockSize: number | undefined;
+  /**
+   * False while outlier ejection holds the worker out of routing (`OutlierEjection`): it is in no
+   * free list, and its load does not count for the 503 decision. Written by the registry only.
+   */
+  inRouting = true;
   constructor(
     readonly id: string,
     readonly model: string,
@@ -171,6 +176,8 @@ export class WorkerEntry {
 export class ModelEntry {
   readonly workers = new Map<string, WorkerEntry>();
   readonly freeFor: PerClass<WorkerEntry[]> = perClass(() => []);
+  /** Live workers in routing (not ejected): those the busy rule judges the model on. */
+  routable = 0;
 
   constructor(readonly name: string) {}
 
@@ -184,14 +191,19 @@ export class ModelEntry {
     return this.allBusyFor('standard');
   }
 
-  /** Every live worker is busy for requests of this class: they are refused. */
+  /**
+   * Every live worker in routing is busy for requests of this class: they are refused. An
+   * ejected worker's load does not count; with every worker ejected, none is busy (the router
+   * answers that no worker is available).
+   */
   allBusyFor(c: PriorityClass): boolean {
-    return this.workers.size > 0 && this.freeFor[c].length === 0;
+    return this.routable > 0 && this.freeFor[c].length === 0;
   }
 
+  /** Puts a worker not busy for `c` in the class's free list; an ejected worker stays out. */
   markFree(worker: WorkerEntry, c: PriorityClass): void {
     const state = worker.classes[c];
-    if (state.freeIndex !== -1) return;
+    if (state.freeIndex !== -1 || !worker.inRouting) return;
     const free = this.freeFor[c];
     state.freeIndex = free.length;
     free.push(worker);

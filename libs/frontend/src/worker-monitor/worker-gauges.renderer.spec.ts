@@ -7,7 +7,12 @@ import { Gauge, Registry } from 'prom-client';
 import { FrontendConfig } from '../config/frontend-config';
 import { WorkerRegistry } from './worker-registry.service';
 import { ThresholdsService } from '../thresholds/thresholds.service';
-import { BUSY_GAUGE, RANK_GAUGES, WorkerGaugesRenderer } from './worker-gauges.renderer';
+import {
+  BUSY_GAUGE,
+  EJECTED_GAUGE,
+  RANK_GAUGES,
+  WorkerGaugesRenderer,
+} from './worker-gauges.renderer';
 
 const M = 'Qwen/Qwen3-0.6B';
 
@@ -29,6 +34,14 @@ async function promClientText(registry: WorkerRegistry): Promise<string> {
   }
   const busy = new Gauge({ ...BUSY_GAUGE, labelNames: ['model', 'worker_id'], registers: [reg] });
   for (const w of registry.liveWorkers()) busy.set({ model: w.model, worker_id: w.id }, +w.busy);
+  const ejected = new Gauge({
+    ...EJECTED_GAUGE,
+    labelNames: ['model', 'worker_id'],
+    registers: [reg],
+  });
+  for (const w of registry.liveWorkers()) {
+    ejected.set({ model: w.model, worker_id: w.id }, +!w.inRouting);
+  }
   return reg.metrics();
 }
 
@@ -140,7 +153,7 @@ describe('WorkerGaugesRenderer', () => {
     expect(text).toEqual(await promClientText(registry));
     const families = parsePrometheusTextFormat(text);
     expect(families.map((f) => [f.name, f.type])).toEqual(
-      [...RANK_GAUGES, BUSY_GAUGE].map((g) => [g.name, 'GAUGE']),
+      [...RANK_GAUGES, BUSY_GAUGE, EJECTED_GAUGE].map((g) => [g.name, 'GAUGE']),
     );
     expect(families.at(-1)?.metrics).toHaveLength(30);
   });

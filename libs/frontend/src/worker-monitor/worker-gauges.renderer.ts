@@ -36,6 +36,10 @@ export const BUSY_GAUGE = {
   name: METRIC.workerBusy,
   help: '1 when every rank of the worker is over a busy threshold',
 };
+export const EJECTED_GAUGE = {
+  name: METRIC.workerEjected,
+  help: '1 while outlier ejection holds the worker out of routing (--eject-after), its probe included',
+};
 
 /**
  * Longest the renderer holds the event loop before letting waiting requests through; a
@@ -44,8 +48,9 @@ export const BUSY_GAUGE = {
 const SLICE_MS = 2;
 /** Ranks rendered between two encodings and clock reads (a worker may have hundreds). */
 const BATCH_RANKS = 256;
-const FAMILIES = [...RANK_GAUGES, BUSY_GAUGE];
-const BUSY = FAMILIES.length - 1;
+const FAMILIES = [...RANK_GAUGES, BUSY_GAUGE, EJECTED_GAUGE];
+const BUSY = RANK_GAUGES.length;
+const EJECTED = BUSY + 1;
 /** Each family's `# HELP` and `# TYPE` lines, after a blank line for all but the first. */
 const HEADS = FAMILIES.map(({ name, help }, k) =>
   Buffer.from(`${k === 0 ? '' : '\n'}# HELP ${name} ${escapeText(help)}\n# TYPE ${name} gauge\n`),
@@ -110,6 +115,7 @@ export class WorkerGaugesRenderer {
       }
     }
     lines[BUSY].push(`${BUSY_GAUGE.name}{${labels}} ${worker.busy ? 1 : 0}`);
+    lines[EJECTED].push(`${EJECTED_GAUGE.name}{${labels}} ${worker.inRouting ? 0 : 1}`);
   }
 
   private labelsOf(worker: WorkerEntry): string {

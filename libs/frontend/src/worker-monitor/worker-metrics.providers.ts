@@ -15,6 +15,12 @@ export const workerMetricProviders: Provider[] = [
     help: 'Times a worker of the model turned busy or free (every rank busy, or not any more)',
     labelNames: ['model'],
   }),
+  // Outlier ejection, written by OutlierEjection.
+  makeCounterProvider({
+    name: METRIC.workerEjections,
+    help: 'Times a worker of the model was taken out of routing after --eject-after requests failed in a row, or its probe failed',
+    labelNames: ['model'],
+  }),
   // Beyond docs/metrics.md: with the invalid counter, shows whether every report sent arrived.
   makeCounterProvider({
     name: METRIC.reportsReceived,

@@ -7,6 +7,7 @@ import { BusySpells } from './busy-spells';
 import { BusyTransitionsCounter } from './busy-transitions.counter';
 import { KvMetricsController } from './kv-metrics.controller';
 import { MonitorService } from './monitor.service';
+import { OutlierEjection } from './outlier-ejection';
 import { WorkerGaugesRenderer } from './worker-gauges.renderer';
 import { workerMetricProviders } from './worker-metrics.providers';
 import { WorkerRegistry } from './worker-registry.service';
@@ -22,8 +23,16 @@ import { WorkerRegistry } from './worker-registry.service';
     WorkerGaugesRenderer,
     BusyTransitionsCounter,
     BusySpells,
+    OutlierEjection,
     ...workerMetricProviders,
   ],
-  exports: [WorkerRegistry, MonitorService, BusStateService, WorkerGaugesRenderer, BusySpells],
+  exports: [
+    WorkerRegistry,
+    MonitorService,
+    BusStateService,
+    WorkerGaugesRenderer,
+    BusySpells,
+    OutlierEjection,
+  ],
 })
 export class WorkerMonitorModule {}

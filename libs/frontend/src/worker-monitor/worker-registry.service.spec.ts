@@ -41,6 +41,7 @@ describe('WorkerRegistry', () => {
       busyChanged: jest.fn(),
       workerRemoved: jest.fn(),
       modelForgotten: jest.fn(),
+      routingChanged: jest.fn(),
     };
     registry.observe(observer);
     return registry;

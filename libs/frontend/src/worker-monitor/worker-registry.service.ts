@@ -46,6 +46,8 @@ export interface RegistryObserver {
   workerRemoved?(worker: WorkerEntry, reason: RemovalReason): void;
   /** The model is no longer known (no worker, and beyond the empty models remembered). */
   modelForgotten?(name: string): void;
+  /** The worker left routing or came back (`worker.inRouting`; outlier ejection). */
+  routingChanged?(worker: WorkerEntry): void;
 }
 
 /**
@@ -241,6 +243,25 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     if (worker) this.remove(worker, reason);
   }
 
+  /**
+   * Takes a live worker out of routing (outlier ejection) or puts it back: out, it is in no free
+   * list and its load does not count for the model's busy state; back, it is free for each
+   * class it is not busy for.
+   */
+  setInRouting(worker: WorkerEntry, inRouting: boolean): void {
+    if (this.workers.get(worker.id) !== worker || worker.inRouting === inRouting) return;
+    const model = this.models.get(worker.model);
+    worker.inRouting = inRouting;
+    if (model) {
+      model.routable += inRouting ? 1 : -1;
+      for (const c of PRIORITY_CLASSES) {
+        if (!inRouting) model.markBusy(worker, c);
+        else if (!worker.classes[c].busy) model.markFree(worker, c);
+      }
+    }
+    for (const o of this.observers) o.routingChanged?.(worker);
+  }
+
   setExpiryPaused(paused: boolean, nowMs: number): void {
     if (this.expiryPaused && !paused) {
       // Reports could not arrive during the outage: give every worker a fresh TTL.
@@ -271,6 +292,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     this.emptyModels.delete(r.model);
     this.workers.set(worker.id, worker);
     model.workers.set(worker.id, worker);
+    model.routable++;
     for (const c of PRIORITY_CLASSES) model.markFree(worker, c);
     this.log.joined(worker);
     return worker;
@@ -281,6 +303,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     if (model) {
       for (const c of PRIORITY_CLASSES) model.markBusy(worker, c);
       model.workers.delete(worker.id);
+      if (worker.inRouting) model.routable--;
       if (model.workers.size === 0) this.rememberEmpty(model.name);
     }
     this.workers.delete(worker.id);

@@ -48,6 +48,7 @@ describe('RouterService', () => {
       new ObjectiveGate(fx.config, thresholds, metrics, choice),
       criticalWait,
       new AdmissionDecision(registry, thresholds, new LifecycleService(), criticalWait),
+      fx.ejection,
     );
     sut.onModuleInit();
   };

@@ -7,6 +7,7 @@ import { ServiceOverloadedError } from '../../admission/errors/service-overloade
 import { EndpointLabel } from '../../metrics/metric-names';
 import { ModelNotFoundError, NoWorkersAvailableError } from '../errors/model-unavailable.error';
 import { RequestMetricsService } from '../../request-metrics/request-metrics.service';
+import { OutlierEjection } from '../../worker-monitor/outlier-ejection';
 import { ModelEntry, RankState, WorkerEntry } from '../../worker-monitor/worker-entry';
 import { RegistryObserver, WorkerRegistry } from '../../worker-monitor/worker-registry.service';
 import { Ask } from './ask';
@@ -42,9 +43,10 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     private readonly gate: ObjectiveGate,
     private readonly criticalWait: CriticalWait,
     private readonly decision: AdmissionDecision,
+    ejection: OutlierEjection,
   ) {
     const released = (w: WorkerEntry): void => this.drainIfWaiting(w.model);
-    this.leases = new WorkerLeases(registry, traffic, released, criticalWait);
+    this.leases = new WorkerLeases(registry, traffic, released, criticalWait, ejection);
     this.room = new WaitingRoom<Lease>(config, registry, metrics, {
       serve: (model, c, waiter) => this.serve(model, c, waiter),
       lateBy: (ask, deadlineMs, now) => this.gate.lateBy(ask, deadlineMs, now),
@@ -70,7 +72,8 @@ export class RouterService implements OnModuleInit, RegistryObserver {
   ): Lease | Promise<Lease> {
     const model = this.registry.model(modelName);
     if (!model) throw new ModelNotFoundError(modelName);
-    if (model.workers.size === 0) throw new NoWorkersAvailableError(modelName);
+    // Every worker gone, or ejected from routing (OutlierEjection): none to send it to.
+    if (model.routable === 0) throw new NoWorkersAvailableError(modelName);
     const ask: Ask = { model, promptTokens, maxTokens, priority, endpoint };
     // Waiters of the same or a higher class go first; lower ones may be overtaken.
     const ahead = this.room.aheadOf(modelName, priority);
@@ -120,6 +123,11 @@ export class RouterService implements OnModuleInit, RegistryObserver {
 
   busyChanged(worker: WorkerEntry, c: PriorityClass): void {
     if (!worker.busyFor(c)) this.room.drain(worker.model);
+  }
+
+  /** A worker back in routing (a probe due) may take a waiter. */
+  routingChanged(worker: WorkerEntry): void {
+    if (worker.inRouting) this.drainIfWaiting(worker.model);
   }
 
   workerRemoved(): void {

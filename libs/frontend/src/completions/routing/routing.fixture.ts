@@ -1,6 +1,7 @@
 import { FrontendConfig, FrontendConfigValues } from '../../config/frontend-config';
 import { ThresholdsService } from '../../thresholds/thresholds.service';
 import { TtftPredictor } from '../../ttft-prediction/ttft-predictor.service';
+import { OutlierEjection } from '../../worker-monitor/outlier-ejection';
 import { WorkerRegistry } from '../../worker-monitor/worker-registry.service';
 import { WorkerTraffic } from './worker-traffic';
 
@@ -13,6 +14,8 @@ export interface RoutingFixture {
   readonly registry: WorkerRegistry;
   readonly traffic: WorkerTraffic;
   readonly predictor: TtftPredictor;
+  /** Outlier ejection over the registry, its counter a no-op. */
+  readonly ejection: OutlierEjection;
   /** A worker of model `m` stepping 100 tokens, with `used` of 100 KV blocks (busy above 90). */
   report(id: string, used?: number): void;
 }
@@ -53,5 +56,7 @@ export function routingFixture(over: FrontendConfigValues = {}): RoutingFixture 
     );
   };
   const traffic = new WorkerTraffic();
-  return { config, thresholds, registry, traffic, predictor: new TtftPredictor(registry), report };
+  const ejection = new OutlierEjection(config, registry, { inc: () => undefined } as never);
+  const predictor = new TtftPredictor(registry);
+  return { config, thresholds, registry, traffic, predictor, ejection, report };
 }

@@ -66,12 +66,15 @@ export class WorkerChoice {
     };
   }
 
-  /** The workers free for class `c`, or every worker when none is and the model does not enforce. */
+  /**
+   * The workers free for class `c`, or every worker in routing (not ejected) when none is and the
+   * model does not enforce.
+   */
   candidates(model: ModelEntry, c: PriorityClass): readonly WorkerEntry[] {
     const free = model.freeFor[c];
     return free.length > 0 || this.thresholds.admissionControl(model.name) === 'token-capacity'
       ? free
-      : [...model.workers.values()];
+      : [...model.workers.values()].filter((w) => w.inRouting);
   }
 
   /**

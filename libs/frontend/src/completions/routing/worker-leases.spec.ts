@@ -19,7 +19,7 @@ describe('WorkerLeases', () => {
     fx.report('w1');
     released = jest.fn();
     criticalWait = new CriticalWait();
-    sut = new WorkerLeases(fx.registry, fx.traffic, released, criticalWait);
+    sut = new WorkerLeases(fx.registry, fx.traffic, released, criticalWait, fx.ejection);
     const w = fx.registry.model(M)?.workers.get('w1');
     if (!w) throw new Error('no worker w1');
     w1 = w;

@@ -1,5 +1,6 @@
 import { CriticalWait } from '../../admission/critical-wait';
 import { PriorityClass } from '../../config/priority';
+import { OutlierEjection } from '../../worker-monitor/outlier-ejection';
 import { WorkerEntry } from '../../worker-monitor/worker-entry';
 import { WorkerRegistry } from '../../worker-monitor/worker-registry.service';
 import { WorkerTraffic } from './worker-traffic';
@@ -41,7 +42,8 @@ export interface LeaseObjective {
  * frontend's own in-flight requests, those of them waiting for their first token, and their prompt
  * tokens (`WorkerTraffic`), the prompt tokens waiting for prefill and the KV blocks reserved between
  * load reports (`WorkerRegistry`), and the model's lower-class requests in flight (`CriticalWait`).
- * `released` hears of every lease that ends, so that the router queue can hand the room on.
+ * `released` hears of every lease that ends, so that the router queue can hand the room on. A
+ * lease on a worker back from outlier ejection is its probe (`OutlierEjection`).
  */
 export class WorkerLeases {
   constructor(
@@ -49,6 +51,7 @@ export class WorkerLeases {
     private readonly traffic: WorkerTraffic,
     private readonly released: (worker: WorkerEntry) => void,
     private readonly criticalWait: CriticalWait,
+    private readonly ejection: OutlierEjection,
   ) {}
 
   /** A lease on `worker` for a request of class `c`. */
@@ -68,6 +71,7 @@ export class WorkerLeases {
     this.registry.addPendingPrefill(worker, promptTokens);
     const reservation = this.registry.reserve(worker, promptTokens, maxTokens, Date.now(), true);
     this.criticalWait.started(worker.model, c);
+    const probe = this.ejection.leased(worker);
     let prefilling = true;
     let released = false;
     const firstToken = (): void => {
@@ -93,6 +97,7 @@ export class WorkerLeases {
         reservation.release();
         inflight.requests--;
         inflight.promptTokens -= promptTokens;
+        if (probe) this.ejection.probeEnded(worker);
         this.released(worker);
       },
     };

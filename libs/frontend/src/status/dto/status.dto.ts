@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ADMISSION_CONTROLS, AdmissionControl } from '../../config/threshold-keys';
 import { ThresholdEntryDto } from '../../thresholds/dto/threshold-entry.dto';
+import type { EjectionPhase } from '../../worker-monitor/outlier-ejection';
 
 /** One data-parallel rank as last reported; the load numbers are null until it reports. */
 export class RankStatusDto {
@@ -187,6 +188,27 @@ export class WorkerStatusDto {
     description: "who publishes the worker's reports (their `source`), e.g. an engine bridge",
   })
   report_source!: string | null;
+
+  @ApiProperty({
+    enum: ['in', 'ejected', 'probe', 'probing'],
+    description:
+      'outlier ejection (--eject-after): `in` routing; `ejected` for a backoff after failing; ' +
+      '`probe` back in routing for one probe request; `probing` out again while the probe runs. ' +
+      'Out of routing, its load does not count for the 503 decision',
+  })
+  routing!: EjectionPhase;
+
+  @ApiProperty({
+    description: 'its requests that failed in a row (refused or cut connection, 5xx)',
+  })
+  consecutive_failures!: number;
+
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description: 'when the current ejection ends (ms since the epoch); null unless ejected',
+  })
+  ejected_until_ms!: number | null;
 
   @ApiProperty({ type: TtftPredictionStatusDto })
   ttft_prediction!: TtftPredictionStatusDto;
