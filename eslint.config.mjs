@@ -16,10 +16,11 @@ export const FRONTEND_FLOORS = [
   ['transport'],
   ['thresholds'],
   ['worker-monitor'],
-  ['request-metrics', 'ttft-prediction'],
+  ['request-metrics', 'ttft-prediction', 'tenants'],
   ['admission'],
   ['completions'],
   ['http', 'health', 'threshold-admin', 'status', 'engine-bridge', 'metrics-endpoint'],
+  ['tenant-admin'],
 ];
 
 const FRONTEND = 'libs/frontend/src';

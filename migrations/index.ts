@@ -3,6 +3,7 @@ import { AddWaitingRequestsThreshold1796083200000 } from './1796083200000-AddWai
 import { AddThresholdChangeSafety1796156400000 } from './1796156400000-AddThresholdChangeSafety';
 import { AddAdmissionControl1796157600000 } from './1796157600000-AddAdmissionControl';
 import { AddTtftObjective1796158800000 } from './1796158800000-AddTtftObjective';
+import { CreateTenantTables1796160000000 } from './1796160000000-CreateTenantTables';
 
 /**
  * Every migration, oldest first. Listed by hand rather than found by a glob so the same list
@@ -15,4 +16,5 @@ export const ALL_MIGRATIONS = [
   AddThresholdChangeSafety1796156400000,
   AddAdmissionControl1796157600000,
   AddTtftObjective1796158800000,
+  CreateTenantTables1796160000000,
 ];

@@ -21,12 +21,14 @@ const WAITING_MIGRATION = 'AddWaitingRequestsThreshold1796083200000';
 const SAFETY_MIGRATION = 'AddThresholdChangeSafety1796156400000';
 const ADMISSION_MIGRATION = 'AddAdmissionControl1796157600000';
 const TTFT_MIGRATION = 'AddTtftObjective1796158800000';
+const TENANT_MIGRATION = 'CreateTenantTables1796160000000';
 const MIGRATIONS = [
   MIGRATION,
   WAITING_MIGRATION,
   SAFETY_MIGRATION,
   ADMISSION_MIGRATION,
   TTFT_MIGRATION,
+  TENANT_MIGRATION,
 ];
 const wire = (v: ThresholdValues) => ({
   active_decode_blocks_threshold: v.activeDecodeBlocks,
@@ -89,6 +91,9 @@ describe.each([
     expect(tables.map((t) => t.name)).toEqual([
       'migrations',
       'model_thresholds',
+      'tenant_audit',
+      'tenant_keys',
+      'tenants',
       'threshold_audit',
     ]);
     expect(await runMigrations(dataSource)).toEqual([]);
@@ -246,6 +251,9 @@ describe.each([
     try {
       while (reverted.length < MIGRATIONS.length && reverted.at(-1) !== WAITING_MIGRATION) {
         reverted.push(await revertLastMigration(dataSource));
+        if (reverted.at(-1) === TENANT_MIGRATION) {
+          expect(await column('ttft_slo_ms')).toHaveLength(1);
+        }
         if (reverted.at(-1) === TTFT_MIGRATION) {
           expect(await column('ttft_slo_ms')).toHaveLength(0);
           expect(await column('admission_control')).toHaveLength(1);
@@ -405,12 +413,13 @@ describe('migration CLI (dist/apps/migrate/main.js)', () => {
         await ok(
           ['run', ...url],
           new RegExp(
-            `applied ${MIGRATION}[\\s\\S]*${WAITING_MIGRATION}[\\s\\S]*${SAFETY_MIGRATION}[\\s\\S]*${ADMISSION_MIGRATION}[\\s\\S]*${TTFT_MIGRATION}`,
+            `applied ${MIGRATION}[\\s\\S]*${WAITING_MIGRATION}[\\s\\S]*${SAFETY_MIGRATION}[\\s\\S]*${ADMISSION_MIGRATION}[\\s\\S]*${TTFT_MIGRATION}[\\s\\S]*${TENANT_MIGRATION}`,
           ),
         );
         expect(await tables()).toHaveLength(2);
         expect(await waitingColumn()).toHaveLength(1);
         await ok(['run', ...url], /up to date/);
+        await ok(['revert', ...url], new RegExp(`reverted ${TENANT_MIGRATION}`));
         await ok(['revert', ...url], new RegExp(`reverted ${TTFT_MIGRATION}`));
         await ok(['revert', ...url], new RegExp(`reverted ${ADMISSION_MIGRATION}`));
         expect(await waitingColumn()).toHaveLength(1);

@@ -10,6 +10,17 @@ export const WORKER_DOWN_EVENT = 'worker_down';
  */
 export const BUSY_THRESHOLD_CHANGED_EVENT = 'busy_threshold_changed';
 
+/**
+ * Frontend-to-frontend: a replica stored a change of a tenant or its keys; the others reload
+ * that tenant from the database. Payload `{"tenant": string, "origin": string}`.
+ */
+export const TENANT_CHANGED_EVENT = 'tenant_changed';
+/**
+ * Frontend-to-frontend: a replica's tenant consumption since its last message (docs/api.md#tenants),
+ * coalesced. Payload `{"origin": string, "usage": {tenant: [requests, tokens]}}`.
+ */
+export const TENANT_USAGE_EVENT = 'tenant_usage';
+
 export type MonitorEvent =
   typeof KV_METRICS_EVENT | typeof WORKER_DOWN_EVENT | typeof BUSY_THRESHOLD_CHANGED_EVENT;
 

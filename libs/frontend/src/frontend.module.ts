@@ -13,6 +13,7 @@ import { HttpModule } from './http/http.module';
 import { metricsEndpoint } from './metrics-endpoint/metrics-endpoint.module';
 import { OpenAiExceptionFilter } from './http/openai-exception.filter';
 import { StatusModule } from './status/status.module';
+import { TenantAdminModule } from './tenant-admin/tenant-admin.module';
 import { ThresholdAdminModule } from './threshold-admin/threshold-admin.module';
 import { EmbeddedBusModule } from './transport/transport.module';
 
@@ -36,6 +37,7 @@ export class FrontendModule {
         AdmissionModule.forRoot(config, policies),
         CompletionsModule,
         ThresholdAdminModule,
+        TenantAdminModule,
         StatusModule,
         HealthModule,
         HttpModule,

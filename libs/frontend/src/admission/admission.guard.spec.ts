@@ -3,6 +3,8 @@ import { FrontendConfig } from '../config/frontend-config';
 import { PriorityClass } from '../config/priority';
 import { InvalidPriorityError, requestPriority } from '../priority/request-priority';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
+import { TenantDirectory } from '../tenants/tenant-directory.service';
+import { TenantIdentity } from '../tenants/tenant-identity';
 import { AdmissionDecision, Verdict } from './admission-decision.service';
 import { AdmissionGuard } from './admission.guard';
 import {
@@ -67,7 +69,13 @@ function make(
   const decision = { decide, judge } as unknown as AdmissionDecision;
   wouldReject = jest.fn();
   const metrics = { wouldReject } as unknown as RequestMetricsService;
-  return new AdmissionGuard(decision, new AdmissionPolicies(policies), config, metrics);
+  return new AdmissionGuard(
+    decision,
+    new AdmissionPolicies(policies),
+    config,
+    metrics,
+    new TenantIdentity(config, new TenantDirectory()),
+  );
 }
 
 /** Refuses every class but critical. */

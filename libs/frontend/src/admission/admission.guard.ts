@@ -4,6 +4,7 @@ import { isLowerPriority, PriorityClass } from '../config/priority';
 import { endpointLabelFor } from '../metrics/metric-names';
 import { PriorityReader, setRequestPriority } from '../priority/request-priority';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
+import { TenantIdentity } from '../tenants/tenant-identity';
 import { AdmissionDecision } from './admission-decision.service';
 import { AdmissionPolicies, AdmissionRequest } from './admission-policy';
 import { withoutStack } from '../errors/frontend.error';
@@ -40,6 +41,7 @@ export class AdmissionGuard implements CanActivate {
     private readonly policies: AdmissionPolicies,
     config: FrontendConfig,
     private readonly metrics: RequestMetricsService,
+    private readonly tenants: TenantIdentity,
   ) {
     this.priority = new PriorityReader(config.priorityHeader);
   }
@@ -47,7 +49,9 @@ export class AdmissionGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const http = context.switchToHttp();
     const req = http.getRequest<HttpRequest>();
-    const priority = this.priority.require(req.headers);
+    const claimed = this.priority.require(req.headers);
+    const tenant = this.tenants.tenantOf(req.headers);
+    const priority = this.tenants.capped(tenant, claimed);
     setRequestPriority(req, priority);
     const model = req.body?.model;
     this.enforce(this.decision.decide(req.body, priority), model);

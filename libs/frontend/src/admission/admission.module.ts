@@ -3,6 +3,7 @@ import { FrontendConfig } from '../config/frontend-config';
 import { WorkerMonitorModule } from '../worker-monitor/worker-monitor.module';
 import { RequestMetricsModule } from '../request-metrics/request-metrics.module';
 import { ThresholdsModule } from '../thresholds/thresholds.module';
+import { TenantsModule } from '../tenants/tenants.module';
 import { AdmissionDecision } from './admission-decision.service';
 import { AdmissionGuard } from './admission.guard';
 import { AdmissionPolicies, AdmissionPolicy } from './admission-policy';
@@ -34,7 +35,7 @@ export class AdmissionModule {
     return {
       module: AdmissionModule,
       global: true,
-      imports: [ThresholdsModule, WorkerMonitorModule, RequestMetricsModule],
+      imports: [ThresholdsModule, WorkerMonitorModule, RequestMetricsModule, TenantsModule],
       providers: [
         LifecycleService,
         AdmissionDecision,
@@ -59,6 +60,8 @@ export class AdmissionModule {
         AdmissionPolicies,
         AdmissionGuard,
         ServiceOverloadedFilter,
+        // The guard runs in the routes' modules: they need the tenants it reads.
+        TenantsModule,
       ],
     };
   }

@@ -5,6 +5,8 @@ import { FrontendConfig } from '../config/frontend-config';
 import { PriorityClass } from '../config/priority';
 import { requestPriority } from '../priority/request-priority';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
+import { TenantDirectory } from '../tenants/tenant-directory.service';
+import { TenantIdentity } from '../tenants/tenant-identity';
 import { AdmissionDecision } from './admission-decision.service';
 import { BusyModels } from './busy-models';
 import { RetryAfter } from './retry-after';
@@ -57,6 +59,7 @@ describe('installAdmission (the early refusal hook)', () => {
       [RetryAfter, new RetryAfter(new FrontendConfig({ retryAfterSecs }), spells)],
       // The byte prescan stays disarmed: these cases are answered from the parsed body.
       [BusyModels, { any: false, anyFor: () => false }],
+      [TenantIdentity, new TenantIdentity(new FrontendConfig(), new TenantDirectory())],
     ]);
     const app = {
       get: (token: unknown) => deps.get(token),

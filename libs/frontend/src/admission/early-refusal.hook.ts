@@ -5,6 +5,7 @@ import { PriorityClass } from '../config/priority';
 import { EndpointLabel, endpointLabelFor } from '../metrics/metric-names';
 import { PriorityReader, setRequestPriority } from '../priority/request-priority';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
+import { TenantIdentity } from '../tenants/tenant-identity';
 import { AdmissionDecision } from './admission-decision.service';
 import { AnswerRefusal, installPrescan, overloadPrescans, RawReplyFor } from './overload-prescan';
 import { countRefusal, writeRefusal } from './refusal';
@@ -39,6 +40,7 @@ export function installAdmission(app: NestFastifyApplication, replyFor: RawReply
   const config = app.get(FrontendConfig);
   const retryAfter = app.get(RetryAfter);
   const priority = new PriorityReader(config.priorityHeader);
+  const tenants = app.get(TenantIdentity);
 
   const answer: AnswerRefusal = (reply, refusal, endpoint, body, c: PriorityClass) => {
     countRefusal(metrics, endpoint, body, refusal, c);
@@ -47,14 +49,17 @@ export function installAdmission(app: NestFastifyApplication, replyFor: RawReply
   const hookFor = (endpoint: EndpointLabel): PreHandler =>
     function refuseEarly(request, reply, done) {
       const c = priority.classOf(request.headers);
-      if (c === undefined) return done();
+      // An invalid header or a key no tenant holds: the guard answers it (400, 401).
+      if (c === undefined || tenants.refuses(request.headers)) return done();
       setRequestPriority(request, c);
       const body = request.body as { model?: unknown; stream?: unknown } | null | undefined;
       const refusal = decision.decide(body, c);
       if (refusal === null) return done();
       answer(reply, refusal, endpoint, body, c);
     };
-  const { prescan, replay } = overloadPrescans(app, priority, answer, replyFor);
+  const { prescan, replay } = overloadPrescans(app, priority, answer, replyFor, (h) =>
+    tenants.refuses(h),
+  );
   installPrescan(app.getHttpServer(), prescan);
 
   app

@@ -58,6 +58,8 @@ export function overloadPrescans(
   priority: PriorityReader,
   answer: AnswerRefusal,
   replyFor: RawReplyFor,
+  /** Requests the guard answers itself (a key no tenant holds with `--require-tenant`). */
+  leaveToGuard: (headers: IncomingHttpHeaders) => boolean = () => false,
 ): OverloadPrescan {
   const decision = app.get(AdmissionDecision);
   const busy = app.get(BusyModels);
@@ -67,7 +69,7 @@ export function overloadPrescans(
   const armedFor = (req: IncomingMessage): Armed<PriorityClass> | null => {
     if (!busy.any || req.method !== 'POST') return null;
     const c = priority.classOf(req.headers);
-    if (c === undefined || !busy.anyFor(c)) return null;
+    if (c === undefined || !busy.anyFor(c) || leaveToGuard(req.headers)) return null;
     const endpoint = endpointLabelFor(req.url ?? '');
     return endpoint === undefined ? null : { c, endpoint };
   };

@@ -78,6 +78,15 @@ export class FrontendConfig {
   readonly accessLog: boolean = false;
   /** How long a shutdown waits for in-flight requests before closing anyway. */
   readonly shutdownTimeoutMs: number = 30000;
+  /**
+   * Header naming the tenant of a request without a tenant's key, set by a gateway in front that
+   * has authenticated the caller (lower case); null: not read (docs/api.md#tenants).
+   */
+  readonly tenantHeader: string | null = null;
+  /** A request whose bearer key matches no tenant's key is answered 401. */
+  readonly requireTenant: boolean = false;
+  /** How often a replica sends its tenant consumption to the others (docs/api.md#tenants). */
+  readonly tenantSyncMs: number = 250;
   /** The bundled example policy: cap on requests in flight per API key (null = off). */
   readonly maxInflightPerKey: number | null = null;
   /** The header a request's priority class is read from (lower case); null: everyone standard. */

@@ -215,6 +215,23 @@ export const FRONTEND_FLAGS = {
     parse: integerIn(1),
     default: D.maxInflightPerKey,
   }),
+  'tenant-header': valueFlag({
+    arg: 'NAME',
+    help: 'header naming the tenant of a request that carries no tenant key (set by a trusted gateway)',
+    parse: (raw) => matching(/^[A-Za-z0-9-]+$/, 'a header name')(nonEmpty(raw)).toLowerCase(),
+    default: D.tenantHeader,
+  }),
+  'require-tenant': switchFlag({
+    help: 'answer 401 invalid_api_key to a request whose bearer key matches no tenant',
+    default: false,
+  }),
+  'tenant-sync-ms': int(
+    'MS',
+    'how often a replica sends its tenant consumption to the others (over NATS)',
+    D.tenantSyncMs,
+    10,
+    60000,
+  ),
   'priority-header': valueFlag({
     arg: 'NAME|none',
     help: 'header carrying the priority class (critical, standard, sheddable); none: all standard',

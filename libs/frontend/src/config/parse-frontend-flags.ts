@@ -74,6 +74,9 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
     accessLog: v['access-log'],
     shutdownTimeoutMs: v['shutdown-timeout-ms'],
     maxInflightPerKey: v['max-inflight-per-key'],
+    tenantHeader: v['tenant-header'],
+    requireTenant: v['require-tenant'],
+    tenantSyncMs: v['tenant-sync-ms'],
     priorityHeader: v['priority-header'],
     priorityFactors: mergePriorityFactors(v['priority-factor']),
     priorityKeys:

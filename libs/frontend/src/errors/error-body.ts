@@ -28,3 +28,12 @@ export function encodeErrorBody(
 ): Buffer {
   return Buffer.from(JSON.stringify(errorBody(message, type, code, details)));
 }
+
+/**
+ * OpenAI's own error shape, `{"error":{"message","type","code"}}` with a string `code`, for the
+ * tenant answers (401 `invalid_api_key`, 429 `rate_limit_exceeded`; docs/api.md#tenants) that
+ * OpenAI clients read as such.
+ */
+export function encodeOpenAiError(message: string, type: string, code: string): Buffer {
+  return Buffer.from(JSON.stringify({ error: { message, type, code } }));
+}

@@ -10,6 +10,13 @@ export abstract class FrontendError extends Error {
   abstract readonly errorType: ErrorType;
   /** A refusal's reason, sent as `x-sluice-reject-reason` and counted; absent for other errors. */
   readonly rejectReason?: RefusalReason;
+  /**
+   * Set for the answers docs/api.md#tenants gives in OpenAI's own shape,
+   * `{"error":{"message","type","code"}}`, where `code` is this string.
+   */
+  readonly openAiCode?: string;
+  /** Headers the answer carries besides Content-Type (e.g. `Retry-After`). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /**

@@ -8,7 +8,7 @@ import {
   RefusalReason,
 } from '../metrics/metric-names';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
-import { errorBody } from '../errors/error-body';
+import { encodeOpenAiError, errorBody } from '../errors/error-body';
 import { FrontendError } from '../errors/frontend.error';
 
 interface Answer {
@@ -54,6 +54,9 @@ export class OpenAiExceptionFilter implements ExceptionFilter {
     const req = http.getRequest<{ url: string; body?: { model?: unknown; stream?: unknown } }>();
     const res: unknown = http.getResponse();
     const adapter = this.adapterHost.httpAdapter;
+    if (exception instanceof FrontendError && exception.openAiCode !== undefined) {
+      return this.answerOpenAi(exception, req, res);
+    }
     const answer = this.toAnswer(exception);
     this.count(req, answer);
     // A Buffer keeps the Content-Type exactly `application/json` (Fastify appends a charset to
@@ -61,6 +64,28 @@ export class OpenAiExceptionFilter implements ExceptionFilter {
     adapter.setHeader(res, 'Content-Type', 'application/json');
     if (answer.rejectReason) adapter.setHeader(res, REJECT_REASON_HEADER, answer.rejectReason);
     adapter.reply(res, Buffer.from(JSON.stringify(answer.body)), answer.body.code);
+  }
+
+  /** The tenant answers, in OpenAI's own shape (docs/api.md#tenants). */
+  private answerOpenAi(
+    exception: FrontendError,
+    req: { url: string; body?: { model?: unknown; stream?: unknown } },
+    res: unknown,
+  ): void {
+    const adapter = this.adapterHost.httpAdapter;
+    this.count(req, {
+      body: errorBody(exception.message, exception.type, exception.status),
+      errorType: exception.errorType,
+      rejectReason: exception.rejectReason,
+    });
+    adapter.setHeader(res, 'Content-Type', 'application/json');
+    for (const [name, value] of Object.entries(exception.headers ?? {})) {
+      adapter.setHeader(res, name, value);
+    }
+    if (exception.rejectReason)
+      adapter.setHeader(res, REJECT_REASON_HEADER, exception.rejectReason);
+    const body = encodeOpenAiError(exception.message, exception.type, exception.openAiCode ?? '');
+    adapter.reply(res, body, exception.status);
   }
 
   private toAnswer(exception: unknown): Answer {

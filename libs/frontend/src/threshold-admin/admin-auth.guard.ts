@@ -76,6 +76,15 @@ export class AdminAuthGuard implements CanActivate {
       if (bearer !== undefined) req.sluiceAdmin = this.match(digest(bearer));
       return true;
     }
+    return this.authorizeWrite(req);
+  }
+
+  /**
+   * Checks a request that needs admin rights whatever it is (a threshold write; every tenant
+   * route): sets `sluiceActor` or throws the 401 / 403.
+   */
+  authorizeWrite(req: AdminRequest): true {
+    const bearer = bearerOf(req.headers.authorization);
     if (this.tokens.length === 0) {
       // No address stands in for a token unless the operator says so: a reverse proxy on the
       // same host makes every client a loopback one.

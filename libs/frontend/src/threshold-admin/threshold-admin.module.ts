@@ -10,6 +10,6 @@ import { ThresholdAdminService } from './threshold-admin.service';
   imports: [ThresholdsModule, WorkerMonitorModule],
   controllers: [BusyThresholdController],
   providers: [ThresholdAdminService, AdminAuthGuard],
-  exports: [ThresholdAdminService],
+  exports: [ThresholdAdminService, AdminAuthGuard],
 })
 export class ThresholdAdminModule {}

@@ -5,7 +5,9 @@ import { MetricsModule } from '../metrics/metrics.module';
 import { TransportModule } from '../transport/transport.module';
 import {
   createThresholdDataSource,
+  TenantRepository,
   ThresholdRepository,
+  TypeOrmTenantRepository,
   TypeOrmThresholdRepository,
 } from './persistence';
 import { ThresholdDatabase } from './persistence/threshold-database.service';
@@ -34,11 +36,22 @@ import { ThresholdsService } from './thresholds.service';
       inject: [DataSource],
       useFactory: (dataSource: DataSource) => new TypeOrmThresholdRepository(dataSource),
     },
+    {
+      provide: TenantRepository,
+      inject: [DataSource],
+      useFactory: (dataSource: DataSource) => new TypeOrmTenantRepository(dataSource),
+    },
     ThresholdDatabase,
     ThresholdsService,
     ThresholdSyncService,
     ThresholdExpiryService,
   ],
-  exports: [ThresholdsService, ThresholdSyncService, ThresholdDatabase, ThresholdRepository],
+  exports: [
+    ThresholdsService,
+    ThresholdSyncService,
+    ThresholdDatabase,
+    ThresholdRepository,
+    TenantRepository,
+  ],
 })
 export class ThresholdsModule {}

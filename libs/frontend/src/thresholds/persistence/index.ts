@@ -27,3 +27,16 @@ export {
 export { runMigrations, revertLastMigration, pendingMigrations } from './threshold-migrations';
 export { ThresholdDatabase } from './threshold-database.service';
 export type { RetryNotice } from './threshold-database.service';
+export {
+  TenantRepository,
+  type StoredTenant,
+  type TenantAction,
+  type TenantAuditEntry,
+  type TenantAuditMeta,
+  type TenantAuditPage,
+  type TenantKey,
+  type TenantPage,
+  type TenantRecord,
+  type TenantSettings,
+} from './tenant.repository';
+export { TypeOrmTenantRepository } from './typeorm-tenant.repository';

@@ -2,6 +2,9 @@ import { resolve } from 'node:path';
 import { DataSource, DataSourceOptions, Logger as TypeOrmLogger } from 'typeorm';
 import { ALL_MIGRATIONS } from '@sluice/migrations';
 import { ModelThresholdEntity } from './entities/model-threshold.entity';
+import { TenantAuditEntity } from './entities/tenant-audit.entity';
+import { TenantKeyEntity } from './entities/tenant-key.entity';
+import { TenantEntity } from './entities/tenant.entity';
 import { ThresholdAuditEntity } from './entities/threshold-audit.entity';
 import { pgliteDriver } from './pglite.driver';
 
@@ -64,7 +67,13 @@ class StoreLogger implements TypeOrmLogger {
 export function createThresholdDataSource(options: ThresholdDataSourceOptions): DataSource {
   const common = {
     type: 'postgres',
-    entities: [ModelThresholdEntity, ThresholdAuditEntity],
+    entities: [
+      ModelThresholdEntity,
+      ThresholdAuditEntity,
+      TenantEntity,
+      TenantKeyEntity,
+      TenantAuditEntity,
+    ],
     migrations: ALL_MIGRATIONS,
     synchronize: false,
     migrationsRun: false,
