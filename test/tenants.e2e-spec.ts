@@ -9,7 +9,7 @@ const asOps = { authorization: `Bearer ${TOKEN}` };
 
 async function call(
   url: string,
-  method: string,
+  method = 'GET',
   body?: unknown,
   headers: Record<string, string> = asOps,
 ): Promise<Answer> {
