@@ -8,6 +8,7 @@ import {
   Query,
   Req,
   Res,
+  StreamableFile,
   UseGuards,
   UsePipes,
   ValidationPipe,
@@ -25,7 +26,9 @@ import { AdminAuthGuard, AdminRequest } from './admin-auth.guard';
 import { DeclaredKeysPipe } from './declared-keys.pipe';
 import { AuditPageDto, AuditQueryDto } from './dto/audit.dto';
 import { SetThresholdDto } from './dto/set-threshold.dto';
-import { ThresholdEntryDto, ThresholdListDto } from '../thresholds/dto/threshold-entry.dto';
+import { ThresholdEntryDto, ThresholdPageDto } from '../thresholds/dto/threshold-entry.dto';
+import { DEFAULT_LIST_PAGE, ThresholdListQueryDto } from './dto/list-query.dto';
+import { wholeList } from './threshold-list.stream';
 import { ThresholdAdminService } from './threshold-admin.service';
 
 /** Strict for the admin API: unknown keys are refused, nothing is coerced. */
@@ -55,10 +58,18 @@ export class BusyThresholdController {
   @Get()
   @ApiOperation({
     summary: 'Effective thresholds of every model with live workers or stored values',
+    description:
+      'Without `limit` and `after`: every entry (`{"thresholds":[…]}`), written as the client reads it. ' +
+      'With either: one page in model order (`limit` 1..1000, default 100) and `next`, the `after` of the following page (null on the last).',
   })
-  @ApiOkResponse({ type: ThresholdListDto })
-  list(): ThresholdListDto {
-    return { thresholds: this.admin.list() };
+  @ApiOkResponse({ type: ThresholdPageDto })
+  @ApiBadRequestResponse({ description: 'invalid `limit` or `after`' })
+  list(@Query() query: ThresholdListQueryDto): ThresholdPageDto | StreamableFile {
+    if (query.limit === undefined && query.after === undefined) {
+      const body = wholeList(this.admin.models(), (m) => this.admin.entry(m));
+      return new StreamableFile(body, { type: 'application/json; charset=utf-8' });
+    }
+    return this.admin.page(query.after, query.limit ?? DEFAULT_LIST_PAGE);
   }
 
   @Post()

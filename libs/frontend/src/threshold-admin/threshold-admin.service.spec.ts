@@ -42,6 +42,7 @@ describe('ThresholdAdminService', () => {
     thresholds = new ThresholdsService(config);
     const registry = {
       modelNames: () => ['served', 'gone'],
+      servedModelsVersion: () => 0,
       model: (name: string) => ({ workers: { size: name === 'served' ? 1 : 0 } }),
     } as unknown as WorkerRegistry;
     repository = { applyChange: jest.fn(), listAudit: jest.fn() };
@@ -65,10 +66,39 @@ describe('ThresholdAdminService', () => {
 
   it('lists models with live workers or stored values, sorted, with their effective values', () => {
     thresholds.setOverride('stored', { ...NONE, activeDecodeBlocks: 0.5 });
-    expect(sut.list().map((e) => [e.model, e.active_decode_blocks_threshold])).toEqual([
+    const page = sut.page(undefined, 10);
+    expect(page.thresholds.map((e) => [e.model, e.active_decode_blocks_threshold])).toEqual([
       ['served', 0.9],
       ['stored', 0.5],
     ]);
+    expect(page.next).toBeNull();
+  });
+
+  it('pages the list in model order, each model once, with the cursor of the next page', () => {
+    for (const m of ['d', 'b', 'served', 'a', 'c']) thresholds.setOverride(m, NONE);
+    const first = sut.page(undefined, 2);
+    expect(first).toEqual({
+      thresholds: [
+        expect.objectContaining({ model: 'a' }),
+        expect.objectContaining({ model: 'b' }),
+      ],
+      next: 'b',
+    });
+    expect(sut.page('b', 2).thresholds.map((e) => e.model)).toEqual(['c', 'd']);
+    expect(sut.page('d', 2)).toEqual({
+      thresholds: [expect.objectContaining({ model: 'served' })],
+      next: null,
+    });
+  });
+
+  it('lists a model from the moment it gains stored values until it loses them', () => {
+    thresholds.setOverride('a', NONE);
+    expect(sut.page(undefined, 10).thresholds.map((e) => e.model)).toEqual(['a', 'served']);
+    thresholds.setOverride('b', NONE);
+    thresholds.setOverride('a', undefined);
+    expect(sut.page(undefined, 10).thresholds.map((e) => e.model)).toEqual(['b', 'served']);
+    thresholds.replaceOverrides(new Map([['c', NONE]]));
+    expect(sut.page(undefined, 10).thresholds.map((e) => e.model)).toEqual(['c', 'served']);
   });
 
   it('answers a read (only `model`) from memory with its ETag, without touching the store', async () => {

@@ -3,7 +3,7 @@ import { LogThrottle } from '../worker-monitor/log-throttle';
 import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
 import { AuditPageDto, AuditQueryDto } from './dto/audit.dto';
 import { SetThresholdDto } from './dto/set-threshold.dto';
-import { ThresholdEntryDto } from '../thresholds/dto/threshold-entry.dto';
+import { ThresholdEntryDto, ThresholdPageDto } from '../thresholds/dto/threshold-entry.dto';
 import { ThresholdPreconditionFailedError } from './errors/threshold-precondition-failed.error';
 import {
   ThresholdChangeUnconfirmedError,
@@ -26,6 +26,18 @@ import { toWire } from '../thresholds/threshold-wire';
 import { ThresholdsService } from '../thresholds/thresholds.service';
 
 const DEFAULT_AUDIT_PAGE = 50;
+
+/** The index of the first of the sorted `names` that sorts after `after`. */
+function firstAbove(names: readonly string[], after: string): number {
+  let lo = 0;
+  let hi = names.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (names[mid] <= after) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
 const AUDIT_FAILURE_LOG_INTERVAL_MS = 10000;
 
 function describeError(err: unknown): string {
@@ -56,17 +68,42 @@ export class ThresholdAdminService {
     private readonly sync: ThresholdSyncService,
   ) {}
 
+  private index: { version: string; names: string[] } | undefined;
+
   entry(model: string): ThresholdEntryDto {
     return { model, ...toWire(this.thresholds.effective(model)) };
   }
 
-  /** Every model that has live workers or stored thresholds. */
-  list(): ThresholdEntryDto[] {
-    const models = new Set(this.thresholds.modelsWithOverrides());
-    for (const name of this.registry.modelNames()) {
-      if (this.registry.model(name)?.workers.size) models.add(name);
+  /**
+   * Up to `limit` entries of the models that have live workers or stored thresholds, in model
+   * order, after the model `after`; `next` is the last model of the page when more follow.
+   */
+  page(after: string | undefined, limit: number): ThresholdPageDto {
+    const models = this.models();
+    const start = after === undefined ? 0 : firstAbove(models, after);
+    const shown = models.slice(start, start + limit);
+    const more = start + limit < models.length;
+    return {
+      thresholds: shown.map((m) => this.entry(m)),
+      next: more ? shown[shown.length - 1] : null,
+    };
+  }
+
+  /**
+   * Every listed model, sorted. Sorted again only when a model joins or leaves the list, so a
+   * page or the whole list costs what it returns, not a sort of every model (never mutated:
+   * an answer being written keeps the array it started with).
+   */
+  models(): readonly string[] {
+    const version = `${this.thresholds.overrideModelsVersion()}:${this.registry.servedModelsVersion()}`;
+    if (this.index?.version !== version) {
+      const names = new Set(this.thresholds.modelsWithOverrides());
+      for (const name of this.registry.modelNames()) {
+        if (this.registry.model(name)?.workers.size) names.add(name);
+      }
+      this.index = { version, names: [...names].sort() };
     }
-    return [...models].sort().map((m) => this.entry(m));
+    return this.index.names;
   }
 
   /** A read: the entry as this replica serves it, with the version it reflects. */

@@ -22,6 +22,7 @@ type Listener = (model: string | null) => void;
 export class ThresholdsService {
   private readonly global: BusyThresholds;
   private overrides = new Map<string, ThresholdOverride>();
+  private keysVersion = 0;
   private readonly resolved = new Map<string, BusyThresholds>();
   private readonly resolvedByClass = new Map<string, ClassThresholds>();
   private readonly factors: PriorityFactors;
@@ -63,6 +64,11 @@ export class ThresholdsService {
     return this.overrides.get(model);
   }
 
+  /** Changes whenever a model gains or loses its stored values (not when they change). */
+  overrideModelsVersion(): number {
+    return this.keysVersion;
+  }
+
   modelsWithOverrides(): string[] {
     return [...this.overrides.keys()];
   }
@@ -70,12 +76,14 @@ export class ThresholdsService {
   /** Replaces every stored override (e.g. after loading them from the database). */
   replaceOverrides(next: Map<string, ThresholdOverride>): void {
     const changed = new Set([...this.overrides.keys(), ...next.keys()]);
+    if (changed.size !== this.overrides.size || changed.size !== next.size) this.keysVersion++;
     this.overrides = next;
     for (const model of changed) this.forget(model);
     for (const model of changed) this.notify(model);
   }
 
   setOverride(model: string, override: ThresholdOverride | undefined): void {
+    if (this.overrides.has(model) !== (override !== undefined)) this.keysVersion++;
     if (override === undefined) this.overrides.delete(model);
     else this.overrides.set(model, override);
     this.forget(model);

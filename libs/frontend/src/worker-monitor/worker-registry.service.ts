@@ -67,6 +67,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
   private readonly log = new WorkerEventLog();
   private readonly workers = new Map<string, WorkerEntry>();
   private readonly models = new Map<string, ModelEntry>();
+  private servedVersion = 0;
   private readonly observers: RegistryObserver[] = [];
   /** Names of models with no live worker, oldest first. */
   private readonly emptyModels = new Set<string>();
@@ -128,6 +129,11 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
   /** A live worker by id. */
   worker(id: string): WorkerEntry | undefined {
     return this.workers.get(id);
+  }
+
+  /** Changes whenever a model gains its first live worker or loses its last one. */
+  servedModelsVersion(): number {
+    return this.servedVersion;
   }
 
   /** Models that have (or had) workers; a model stays known after its workers expire. */
@@ -290,6 +296,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       this.models.set(r.model, model);
     }
     this.emptyModels.delete(r.model);
+    if (model.workers.size === 0) this.servedVersion++;
     this.workers.set(worker.id, worker);
     model.workers.set(worker.id, worker);
     model.routable++;
@@ -304,7 +311,10 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       for (const c of PRIORITY_CLASSES) model.markBusy(worker, c);
       model.workers.delete(worker.id);
       if (worker.inRouting) model.routable--;
-      if (model.workers.size === 0) this.rememberEmpty(model.name);
+      if (model.workers.size === 0) {
+        this.servedVersion++;
+        this.rememberEmpty(model.name);
+      }
     }
     this.workers.delete(worker.id);
     this.rankTotal -= worker.ranks.size;

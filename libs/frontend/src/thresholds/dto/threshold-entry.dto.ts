@@ -14,3 +14,9 @@ export class ThresholdListDto {
   @ApiProperty({ type: [ThresholdEntryDto] })
   thresholds!: ThresholdEntryDto[];
 }
+
+export class ThresholdPageDto extends ThresholdListDto {
+  /** The last model of this page: pass it back as `after` for the next page; null on the last. */
+  @ApiProperty({ type: String, nullable: true, example: 'Qwen/Qwen3-0.6B' })
+  next!: string | null;
+}
