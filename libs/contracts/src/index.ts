@@ -5,3 +5,4 @@ export * from './token-estimate';
 export * from './sse-data.parser';
 export * from './nats-url';
 export * from './redact';
+export * from './reservation-share';

@@ -20,9 +20,17 @@ export const TENANT_CHANGED_EVENT = 'tenant_changed';
  * coalesced. Payload `{"origin": string, "usage": {tenant: [requests, tokens]}}`.
  */
 export const TENANT_USAGE_EVENT = 'tenant_usage';
+/**
+ * Frontend-to-frontend: a replica's reservations between reports, coalesced, so that every
+ * replica judges a worker on what all of them sent it since its report (reservation-share.ts).
+ */
+export const RESERVATIONS_EVENT = 'reservations';
 
 export type MonitorEvent =
-  typeof KV_METRICS_EVENT | typeof WORKER_DOWN_EVENT | typeof BUSY_THRESHOLD_CHANGED_EVENT;
+  | typeof KV_METRICS_EVENT
+  | typeof WORKER_DOWN_EVENT
+  | typeof BUSY_THRESHOLD_CHANGED_EVENT
+  | typeof RESERVATIONS_EVENT;
 
 export const DEFAULT_NAMESPACE = 'dynamo';
 

@@ -55,6 +55,13 @@ export class FrontendConfig {
   /** A rank keeps a new busy or free state at least this long. */
   readonly busyMinDwellMs: number = 0;
   readonly workerTtlMs: number = 10000;
+  /**
+   * Replicas share their reservations between reports over NATS, coalesced over this long
+   * (docs/decisions/0182-replicas-share-reservations.md); 0: not shared.
+   */
+  readonly reservationShareIntervalMs: number = 5;
+  /** Another replica's shared reservations count until this long after its last message. */
+  readonly reservationShareTtlMs: number = 2000;
   readonly natsUrl: string | null = null;
   /** PostgreSQL URL; null = the embedded database under `dataDir`. */
   readonly databaseUrl: string | null = null;

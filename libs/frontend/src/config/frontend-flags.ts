@@ -136,6 +136,20 @@ export const FRONTEND_FLAGS = {
     D.workerTtlMs,
     1,
   ),
+  'reservation-share-interval-ms': int(
+    'MS',
+    'replicas share what they sent each worker since its report over NATS, coalesced over this long; 0: not shared',
+    D.reservationShareIntervalMs,
+    0,
+    1000,
+  ),
+  'reservation-share-ttl-ms': int(
+    'MS',
+    "another replica's shared reservations count until this long after its last message (it repeats them every quarter of it)",
+    D.reservationShareTtlMs,
+    100,
+    600000,
+  ),
   'nats-url': valueFlag({
     arg: 'URL',
     help: 'NATS server of the load reports, e.g. nats://127.0.0.1:4222; unset: an in-process bus (one process only)',

@@ -56,6 +56,8 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
     routerQueueTimeoutMs: v['router-queue-timeout-ms'],
     retryAfterSecs: v['retry-after-secs'],
     workerTtlMs: v['worker-ttl-ms'],
+    reservationShareIntervalMs: v['reservation-share-interval-ms'],
+    reservationShareTtlMs: v['reservation-share-ttl-ms'],
     natsUrl: v['nats-url'],
     databaseUrl: v['database-url'],
     dataDir: v['data-dir'],

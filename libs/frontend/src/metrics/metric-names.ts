@@ -39,6 +39,9 @@ export const METRIC = {
   // Issue 41: outlier ejection (docs/operations.md#outlier-ejection), beside the worker gauges.
   workerEjected: 'sluice_frontend_worker_ejected',
   workerEjections: 'sluice_frontend_worker_ejections_total',
+  // Issue 42: reservations shared between replicas (decision 0182).
+  reservationShares: 'sluice_frontend_reservation_shares_total',
+  reservationSharePeers: 'sluice_frontend_reservation_share_peers',
 } as const;
 
 /** Why a request was sent again: refused connection, connection cut, or a worker's 5xx. */

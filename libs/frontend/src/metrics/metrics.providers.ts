@@ -78,6 +78,15 @@ export const metricProviders = [
     help: 'Connections closed as soon as accepted because --max-connections were open',
   }),
   makeCounterProvider({
+    name: METRIC.reservationShares,
+    help: 'Reservation messages between frontend replicas, by outcome: sent, received (applied), invalid (dropped)',
+    labelNames: ['outcome'],
+  }),
+  makeGaugeProvider({
+    name: METRIC.reservationSharePeers,
+    help: 'Other frontend replicas whose shared reservations count here now',
+  }),
+  makeCounterProvider({
     name: METRIC.requests,
     help: 'Requests answered by the frontend',
     labelNames: COUNTER_LABELS.requests,

@@ -69,11 +69,29 @@ export interface RankReservations {
   readonly since: SinceReport;
 }
 
+/**
+ * What the other frontend replicas reserved on a rank (their totals, not yet split), as their
+ * newest `reservations` messages say (docs/architecture.md#worker-monitor, decision 0182).
+ */
+export interface PeerReservations {
+  decodeBlocks: number;
+  prefillTokens: number;
+  waiting: number;
+}
+
+export const noPeerReservations = (): PeerReservations => ({
+  decodeBlocks: 0,
+  prefillTokens: 0,
+  waiting: 0,
+});
+
 /** A rank as the registry keeps it: its reported load, and what was sent to it since. */
 export interface ReservingRank extends RankLoad {
   /** False when `activePrefillTokens` is already this frontend's own count (docs/api.md#nats-subjects). */
   readonly prefillReported: boolean;
   readonly reserved: RankReservations;
+  /** The other replicas' reservations on the rank; absent: none (one replica). */
+  readonly peers?: PeerReservations;
 }
 
 /**
@@ -82,39 +100,41 @@ export interface ReservingRank extends RankLoad {
  */
 export function judgedDecodeBlocks(rank: ReservingRank, dpSize: number): number {
   const r = rank.reserved;
-  return (
-    SinceReport.less(rank.activeDecodeBlocks, r.since.blocks, dpSize) + r.decodeBlocks / dpSize
-  );
+  const reserved = r.decodeBlocks + (rank.peers?.decodeBlocks ?? 0);
+  return SinceReport.less(rank.activeDecodeBlocks, r.since.blocks, dpSize) + reserved / dpSize;
 }
 
 /**
  * The load the busy rule judges a rank on: its report plus its share (1/dp_size) of the
- * reservations its report does not cover. Prefill is added only where it was reported: where it
+ * reservations its report does not cover, this replica's and the other replicas'. Prefill is added only where it was reported: where it
  * was not, it already is this frontend's count of every unanswered prompt. A rank that does not
  * report its waiting requests gets none added, so that threshold still never fires for it (docs/architecture.md#busy-rule).
  * The rank itself when nothing is reserved, so a frontend without traffic judges as before.
  */
 export function judgedLoad(rank: ReservingRank, dpSize: number): RankLoad {
   const r = rank.reserved;
+  const p = rank.peers;
   if (
     r.prefillTokens === 0 &&
     r.decodeBlocks === 0 &&
     r.waiting === 0 &&
     r.since.blocks === 0 &&
-    r.since.waiting === 0
+    r.since.waiting === 0 &&
+    (p === undefined || (p.prefillTokens === 0 && p.decodeBlocks === 0 && p.waiting === 0))
   ) {
     return rank;
   }
+  const prefill = r.prefillTokens + (p?.prefillTokens ?? 0);
+  const waits = r.waiting + (p?.waiting ?? 0);
   const reported = rank.numRequestsWaiting;
   const waiting =
     reported === undefined ? undefined : SinceReport.less(reported, r.since.waiting, dpSize);
   return {
     activeDecodeBlocks: judgedDecodeBlocks(rank, dpSize),
     kvTotalBlocks: rank.kvTotalBlocks,
-    activePrefillTokens:
-      rank.activePrefillTokens + (rank.prefillReported ? r.prefillTokens / dpSize : 0),
+    activePrefillTokens: rank.activePrefillTokens + (rank.prefillReported ? prefill / dpSize : 0),
     maxNumBatchedTokens: rank.maxNumBatchedTokens,
-    numRequestsWaiting: waiting === undefined ? undefined : waiting + r.waiting / dpSize,
+    numRequestsWaiting: waiting === undefined ? undefined : waiting + waits / dpSize,
   };
 }
 

@@ -3,6 +3,7 @@ import { RankLoad } from './busy-rule';
 import {
   judgedDecodeBlocks,
   judgedLoad,
+  PeerReservations,
   RankReservations,
   ReservationLedger,
 } from './reservations';
@@ -27,6 +28,8 @@ export interface RankState extends RankLoad {
   heldUntil: PerClass<number>;
   /** What this frontend sent the worker since this rank's newest report was measured. */
   readonly reserved: RankReservations;
+  /** What the other replicas say they sent it since (`WorkerEntry.peerShares`, summed). */
+  readonly peers: PeerReservations;
 }
 
 /** A worker's state for one priority class. */
@@ -57,6 +60,11 @@ export class WorkerEntry {
   pendingPrefillTokens = 0;
   /** Requests sent since the ranks' newest reports were measured (reservations.ts). */
   readonly reservations = new ReservationLedger();
+  /**
+   * The other replicas' reservations on the worker, by replica, each by dp_rank, as their newest
+   * `reservations` message gave them (reservation-share.ts).
+   */
+  readonly peerShares = new Map<string, ReadonlyMap<number, PeerReservations>>();
   /** When the newest report was measured (its `timestamp_ms`, else when it arrived). */
   lastReportMs: number;
   /** Who publishes the worker's reports (their optional `source`), for the status page. */

@@ -8,6 +8,9 @@ import { BusyTransitionsCounter } from './busy-transitions.counter';
 import { KvMetricsController } from './kv-metrics.controller';
 import { MonitorService } from './monitor.service';
 import { OutlierEjection } from './outlier-ejection';
+import { PeerReservationsService } from './peer-reservations.service';
+import { ReservationShareController } from './reservation-share.controller';
+import { ReservationShareService } from './reservation-share.service';
 import { WorkerGaugesRenderer } from './worker-gauges.renderer';
 import { workerMetricProviders } from './worker-metrics.providers';
 import { WorkerRegistry } from './worker-registry.service';
@@ -15,7 +18,7 @@ import { WorkerRegistry } from './worker-registry.service';
 /** The worker monitor: load reports in, per-model busy state out. */
 @Module({
   imports: [MetricsModule, ThresholdsModule, TransportModule],
-  controllers: [KvMetricsController],
+  controllers: [KvMetricsController, ReservationShareController],
   providers: [
     WorkerRegistry,
     MonitorService,
@@ -24,6 +27,8 @@ import { WorkerRegistry } from './worker-registry.service';
     BusyTransitionsCounter,
     BusySpells,
     OutlierEjection,
+    PeerReservationsService,
+    ReservationShareService,
     ...workerMetricProviders,
   ],
   exports: [

@@ -40,6 +40,7 @@ describe('WorkerRegistry', () => {
       rankUpdated: jest.fn(),
       busyChanged: jest.fn(),
       workerRemoved: jest.fn(),
+      reservationsChanged: jest.fn(),
       modelForgotten: jest.fn(),
       routingChanged: jest.fn(),
     };
@@ -76,6 +77,7 @@ describe('WorkerRegistry', () => {
         next: 0,
         since: new SinceReport(),
       },
+      peers: { decodeBlocks: 0, prefillTokens: 0, waiting: 0 },
     });
   });
 
@@ -314,6 +316,36 @@ describe('WorkerRegistry', () => {
       expect(sut.model(M)?.allBusy).toBe(true);
       // Each found room for its blocks when it was sent: none waits in the engine's queue.
       expect(w1().ranks.get(0)?.reserved).toMatchObject({ decodeBlocks: 90, waiting: 0 });
+    });
+
+    it("judges a worker on the other replicas' shared reservations too, until they withdraw them (issue 42)", () => {
+      sut.applyReport(report('w1', FREE, { timestampMs: 1000 }), 1000);
+      const peer = (decodeBlocks: number) =>
+        new Map([[0, { decodeBlocks, prefillTokens: 0, waiting: 0 }]]);
+      expect(sut.sharePeerReservations('w1', 'a', peer(40))).toBe(true);
+      expect(sut.sharePeerReservations('w1', 'b', peer(30))).toBe(true);
+      burst(1, 1001); // 10 reported + 70 shared + 10 own: not over 0.9
+      expect(w1().busy).toBe(false);
+      expect(sut.sharePeerReservations('w1', 'b', peer(40))).toBe(true); // 100 of 100
+      expect(w1().busy).toBe(true);
+      expect(observer.reservationsChanged).toHaveBeenCalledWith(w1());
+      sut.sharePeerReservations('w1', 'a', undefined);
+      expect(w1().busy).toBe(false);
+      expect(w1().ranks.get(0)?.peers).toEqual({ decodeBlocks: 40, prefillTokens: 0, waiting: 0 });
+      expect(sut.sharePeerReservations('unknown', 'a', peer(40))).toBe(false);
+    });
+
+    it('gives a rank that reports after a replica shared its reservations those reservations', () => {
+      sut.applyReport(report('w2', FREE, { dpSize: 2, dpRank: 0 }), 1000);
+      const ranks = new Map([
+        [0, { decodeBlocks: 10, prefillTokens: 5, waiting: 1 }],
+        [1, { decodeBlocks: 20, prefillTokens: 0, waiting: 0 }],
+      ]);
+      sut.sharePeerReservations('w2', 'a', ranks);
+      sut.applyReport(report('w2', FREE, { dpSize: 2, dpRank: 1 }), 1001);
+      const w2 = sut.worker('w2');
+      expect(w2?.ranks.get(0)?.peers).toEqual({ decodeBlocks: 10, prefillTokens: 5, waiting: 1 });
+      expect(w2?.ranks.get(1)?.peers).toEqual({ decodeBlocks: 20, prefillTokens: 0, waiting: 0 });
     });
 
     it("reserves in the worker's own block size: one llama.cpp slot per request", () => {

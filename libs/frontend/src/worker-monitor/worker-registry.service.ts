@@ -7,7 +7,13 @@ import { ClassThresholds } from '../thresholds/class-thresholds';
 import { ThresholdsService } from '../thresholds/thresholds.service';
 import { isRankBusy, RankLoad } from './busy-rule';
 import { DwellQueue } from './dwell-queue';
-import { judgedLoad, measuredAtMs, reservedBlocks } from './reservations';
+import {
+  judgedLoad,
+  measuredAtMs,
+  noPeerReservations,
+  PeerReservations,
+  reservedBlocks,
+} from './reservations';
 import { WorkerEventLog } from './worker-event-log';
 import { ModelEntry, RankState, WorkerEntry } from './worker-entry';
 
@@ -44,6 +50,8 @@ export interface RegistryObserver {
   /** The worker turned busy or free for requests of class `c` (`worker.busyFor(c)`). */
   busyChanged?(worker: WorkerEntry, c: PriorityClass): void;
   workerRemoved?(worker: WorkerEntry, reason: RemovalReason): void;
+  /** This frontend's own reservations on the worker may have changed (sent, answered, covered). */
+  reservationsChanged?(worker: WorkerEntry): void;
   /** The model is no longer known (no worker, and beyond the empty models remembered). */
   modelForgotten?(name: string): void;
   /** The worker left routing or came back (`worker.inRouting`; outlier ejection). */
@@ -228,6 +236,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       worker.hasNoRoomFor(blocks),
     );
     this.rejudge(worker);
+    this.reservationsChanged(worker);
     return {
       accepted: () => ledger.accept(r, Date.now()),
       firstToken: () => {
@@ -235,13 +244,33 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
         ledger.accept(r, Date.now());
         ledger.firstToken(r, worker.ranks, Date.now());
         this.rejudge(worker);
+        this.reservationsChanged(worker);
       },
       release: () => {
         if (!r.live) return;
         ledger.release(r, worker.ranks, Date.now());
         this.rejudge(worker);
+        this.reservationsChanged(worker);
       },
     };
+  }
+
+  /**
+   * Another replica's reservations on the worker (`origin`'s newest message; none: it holds none
+   * any more). Ranks the worker does not have count for nothing. False for a worker not known here.
+   */
+  sharePeerReservations(
+    workerId: string,
+    origin: string,
+    ranks: ReadonlyMap<number, PeerReservations> | undefined,
+  ): boolean {
+    const worker = this.workers.get(workerId);
+    if (!worker) return false;
+    if (ranks && ranks.size > 0) worker.peerShares.set(origin, ranks);
+    else if (!worker.peerShares.delete(origin)) return true;
+    for (const [dpRank, state] of worker.ranks) sumPeerShares(worker, dpRank, state.peers);
+    this.rejudge(worker);
+    return true;
   }
 
   removeWorker(workerId: string, reason: RemovalReason): void {
@@ -351,6 +380,7 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
         busyFor: perClass(() => false),
         heldUntil: perClass(() => 0),
         reserved: worker.reservations.openRank(),
+        peers: sumPeerShares(worker, r.dpRank, noPeerReservations()),
       };
       worker.ranks.set(r.dpRank, state);
       this.rankTotal++;
@@ -364,8 +394,10 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       state.seq = r.seq;
     }
     worker.kvBlockSize = r.kvBlockSize;
+    const next = state.reserved.next;
     worker.reservations.cover(state.reserved, measuredMs, worker.ranks.size);
     this.judge(worker, state, this.thresholds.byClass(worker.model), nowMs);
+    if (state.reserved.next !== next) this.reservationsChanged(worker);
     return state;
   }
 
@@ -376,6 +408,10 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
   private judge(worker: WorkerEntry, state: RankState, t: ClassThresholds, nowMs: number): void {
     const load = judgedLoad(state, worker.dpSize);
     for (const c of PRIORITY_CLASSES) this.judgeClass(worker, state, load, c, t[c], nowMs);
+  }
+
+  private reservationsChanged(worker: WorkerEntry): void {
+    for (const o of this.observers) o.reservationsChanged?.(worker);
   }
 
   /** Every rank of a live worker again, after its reservations changed. */
@@ -462,4 +498,23 @@ function isStale(worker: WorkerEntry, r: KvMetricsReport): boolean {
   if (r.seq === undefined || r.seq === 0 || r.source !== worker.source) return false;
   const last = worker.ranks.get(r.dpRank)?.seq;
   return last !== undefined && r.seq < last;
+}
+
+/** Sums the other replicas' reservations on one rank of the worker into `into`. */
+function sumPeerShares(
+  worker: WorkerEntry,
+  dpRank: number,
+  into: PeerReservations,
+): PeerReservations {
+  into.decodeBlocks = 0;
+  into.prefillTokens = 0;
+  into.waiting = 0;
+  for (const ranks of worker.peerShares.values()) {
+    const p = ranks.get(dpRank);
+    if (!p) continue;
+    into.decodeBlocks += p.decodeBlocks;
+    into.prefillTokens += p.prefillTokens;
+    into.waiting += p.waiting;
+  }
+  return into;
 }

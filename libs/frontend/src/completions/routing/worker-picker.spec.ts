@@ -1,4 +1,5 @@
 import { WorkerEntry } from '../../worker-monitor/worker-entry';
+import { noPeerReservations } from '../../worker-monitor/reservations';
 import { ModelRoute, pickWorker } from './worker-picker';
 import { WorkerTraffic } from './worker-traffic';
 
@@ -17,6 +18,7 @@ const worker = (id: string, inflightPromptTokens = 0, kv = 0): WorkerEntry => {
     busyFor: { critical: false, standard: false, sheddable: false },
     heldUntil: { critical: 0, standard: 0, sheddable: 0 },
     reserved: w.reservations.openRank(),
+    peers: noPeerReservations(),
   });
   return w;
 };

@@ -86,6 +86,32 @@ export class RankStatusDto {
   reserved_waiting_requests!: number | null;
 
   @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 24,
+    description:
+      "the rank's share of the KV blocks the other frontend replicas reserved on the worker " +
+      '(their newest reservations messages): added to active_decode_blocks as well',
+  })
+  shared_decode_blocks!: number | null;
+
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 0,
+    description: "likewise, the other replicas' reserved prompt tokens",
+  })
+  shared_prefill_tokens!: number | null;
+
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 0,
+    description: "likewise, the other replicas' reserved waiting requests",
+  })
+  shared_waiting_requests!: number | null;
+
+  @ApiProperty({
     description: 'the decode threshold is exceeded (by the reported load plus the reservations)',
   })
   kv_over_threshold!: boolean;
