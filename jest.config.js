@@ -63,8 +63,12 @@ module.exports = {
       // Once per run: a temporary directory and a migrated embedded database to copy.
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-      // The specs that open an embedded store in-process load PGlite outside jest's sandbox.
-      setupFilesAfterEnv: ['<rootDir>/test/support/pglite-outside-jest.ts'],
+      // The specs that open an embedded store in-process load PGlite outside jest's sandbox;
+      // every spec stops the processes it left running.
+      setupFilesAfterEnv: [
+        '<rootDir>/test/support/pglite-outside-jest.ts',
+        '<rootDir>/test/support/stop-leftovers.ts',
+      ],
       transform,
       moduleNameMapper,
       modulePathIgnorePatterns,

@@ -1,7 +1,9 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { spawnProcess } from '@sluice/testkit';
 import { useProcesses } from './support/fixtures';
 import { spawnApp, startEmbedded, storeDataDir } from './support/processes';
 
@@ -45,7 +47,12 @@ interface Contender {
 }
 
 function contender(dir: string, file: string): Contender {
-  const child = spawn(process.execPath, ['-e', CONTENDER, LOCK_MODULE, dir, file]);
+  // Through the testkit: a contender a failed test leaves running is stopped after the file.
+  const proc = spawnProcess(process.execPath, ['-e', CONTENDER, LOCK_MODULE, dir, file], {
+    name: 'contender',
+    stdin: true,
+  });
+  const child = proc.child as typeof proc.child & { stdin: Writable; stdout: Readable };
   let out = '';
   const seen = (what: RegExp): Promise<string> =>
     new Promise((resolve) => {
@@ -110,10 +117,12 @@ describe('embedded database lock: held by a live process', () => {
       ...['--data-dir', dir, '--data-dir-wait-ms', '1000'],
     ]);
     try {
+      let timer: NodeJS.Timeout | undefined;
       const code = await Promise.race([
         second.exited,
-        new Promise<'still running'>((r) => setTimeout(() => r('still running'), 60_000)),
+        new Promise<'still running'>((r) => (timer = setTimeout(() => r('still running'), 60_000))),
       ]);
+      clearTimeout(timer);
       expect(code).toBe(1);
       expect(second.output).toContain(`process ${first.proc.pid}`);
       expect(second.output).toContain('--data-dir-wait-ms');

@@ -86,8 +86,23 @@ export class Proc {
     );
     LIVE.add(this);
     if (!exitHookInstalled) {
-      process.once('exit', () => LIVE.forEach((p) => p.child.kill('SIGKILL')));
+      process.once('exit', () => LIVE.forEach((p) => p.signal('SIGKILL')));
       exitHookInstalled = true;
+    }
+  }
+
+  /**
+   * Signals the child's whole process group (it leads one: spawned detached), so what it started
+   * (`taskset`'s program, the embedded app's workers, a shell's commands) goes with it.
+   */
+  private signal(signal: NodeJS.Signals): void {
+    const pid = this.child.pid;
+    if (pid === undefined) return;
+    try {
+      process.kill(-pid, signal);
+    } catch {
+      // The group is gone (or was never made): the child alone, if it still runs.
+      this.child.kill(signal);
     }
   }
 
@@ -119,20 +134,22 @@ export class Proc {
    */
   kill(signal: NodeJS.Signals): void {
     if (signal !== 'SIGSTOP' && signal !== 'SIGCONT') this.stopRequested = true;
-    this.child.kill(signal);
+    this.signal(signal);
   }
 
   /** Signals the process (SIGTERM by default), SIGKILLs it after `graceMs`, returns its code. */
   async stop(signal: NodeJS.Signals = 'SIGTERM', graceMs = 5000): Promise<number | null> {
     this.stopRequested = true;
     if (this.running) {
-      this.child.kill(signal);
+      this.signal(signal);
       // A process a test froze (SIGSTOP) acts on the signal only once it runs again.
-      this.child.kill('SIGCONT');
+      this.signal('SIGCONT');
     }
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+    const timer = setTimeout(() => this.signal('SIGKILL'), graceMs);
     const code = await this.exited;
     clearTimeout(timer);
+    // Whatever the child started and left behind goes too.
+    this.signal('SIGKILL');
     return code;
   }
 }
@@ -149,6 +166,8 @@ export function spawnProcess(command: string, args: string[], options: SpawnOpti
       ? ['taskset', ['-c', options.cpu, command, ...args]]
       : [command, args];
   const child = spawn(cmd, argv, {
+    // Its own process group: stopping it stops everything it started (Proc.signal).
+    detached: true,
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: '1', ...options.env },
     stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
