@@ -8,6 +8,7 @@ import { propagationScenario } from './propagation';
 import { reactionScenario } from './reaction';
 import { realEngineScenario } from './real-engine';
 import { rejectionScenario } from './rejection';
+import { sharedReservationsScenario } from './shared-reservations';
 
 /** Every scenario, in the order `npm run bench` runs them (bench/README.md: adding one). */
 export const SCENARIOS: Scenario[] = [
@@ -16,6 +17,7 @@ export const SCENARIOS: Scenario[] = [
   admittedScenario,
   reactionScenario,
   propagationScenario,
+  sharedReservationsScenario,
   goodputScenario,
   priorityScenario,
   memoryScenario,
