@@ -18,6 +18,8 @@ export interface ReportFields {
   kv_total_blocks?: number;
   active_prefill_tokens?: number;
   max_num_batched_tokens?: number;
+  /** Who publishes the report (e.g. an engine bridge); absent: the worker itself. */
+  source?: string;
 }
 
 /** A load report as a worker sends it: rank 0 of 1, an idle cache of 100 blocks, stamped now. */

@@ -42,6 +42,8 @@ export const METRIC = {
   // Issue 42: reservations shared between replicas (decision 0182).
   reservationShares: 'sluice_frontend_reservation_shares_total',
   reservationSharePeers: 'sluice_frontend_reservation_share_peers',
+  // Issue 41: reports judged between two publishers of the same worker and rank.
+  reportConflicts: 'sluice_frontend_report_conflicts_total',
 } as const;
 
 /** Why a request was sent again: refused connection, connection cut, or a worker's 5xx. */

@@ -1,5 +1,6 @@
 import { PerClass, perClass, PriorityClass } from '../config/priority';
 import { RankLoad } from './busy-rule';
+import type { Published } from './report-publishers';
 import {
   judgedDecodeBlocks,
   judgedLoad,
@@ -21,6 +22,15 @@ export interface RankState extends RankLoad {
   prefillReported: boolean;
   /** The newest report's `seq`, to refuse older ones from the same publisher. */
   seq: number | undefined;
+  /** Who published the report the state holds (its `source`; `''` without one). */
+  publisher: string;
+  /** When that report arrived (`Date.now()`). */
+  receivedMs: number;
+  /**
+   * While two or more publishers report the rank within the worker TTL: each one's latest
+   * report, the oldest heard first (report-publishers.ts); undefined otherwise.
+   */
+  rivals: Map<string, Published> | undefined;
   /**
    * Per class, until when the rank keeps its busy state for the class whatever its load
    * (`--busy-min-dwell-ms` after its last flip); 0 when no dwell is configured.

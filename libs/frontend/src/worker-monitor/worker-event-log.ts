@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { LogThrottle } from './log-throttle';
+import { publisherName } from './report-publishers';
 import { ModelEntry, WorkerEntry } from './worker-entry';
 
 /** One worker writes at most 2 busy/free lines at once, then one per this many ms. */
@@ -29,6 +30,20 @@ export class WorkerEventLog {
     MEMBERSHIP_LOG_BURST,
     'joins or removals',
   );
+
+  /** Workers already warned of two publishers: once each, as long as the worker lives. */
+  private readonly warnedConflict = new WeakSet<WorkerEntry>();
+
+  /** Two or more publishers report a rank of the worker: warned once per worker. */
+  publishersConflict(worker: WorkerEntry, rank: number, publishers: Iterable<string>): void {
+    if (this.warnedConflict.has(worker)) return;
+    this.warnedConflict.add(worker);
+    const names = [...publishers].map(publisherName).join(' and ');
+    this.logger.warn(
+      `worker ${worker.id} of model '${worker.model}' rank ${rank} is reported by ${names}: ` +
+        'judged by the higher load (docs/operations.md#two-publishers-for-one-worker)',
+    );
+  }
 
   joined(worker: WorkerEntry): void {
     const text = `worker ${worker.id} joined model '${worker.model}' at ${worker.endpoint}`;

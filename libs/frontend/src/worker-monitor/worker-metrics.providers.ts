@@ -3,6 +3,7 @@ import { makeCounterProvider } from '@willsoto/nestjs-prometheus';
 import { Counter } from 'prom-client';
 import { METRIC } from '../metrics/metric-names';
 import { MonitorService } from './monitor.service';
+import { WorkerRegistry } from './worker-registry.service';
 
 /**
  * Registered by the monitor module, which owns what these metrics are read from. The
@@ -20,6 +21,16 @@ export const workerMetricProviders: Provider[] = [
     name: METRIC.workerEjections,
     help: 'Times a worker of the model was taken out of routing after --eject-after requests failed in a row, or its probe failed',
     labelNames: ['model'],
+  }),
+  // Two publishers for one worker (report-publishers.ts), counted by the registry.
+  makeCounterProvider({
+    name: METRIC.reportConflicts,
+    help: 'Load reports that arrived while another publisher (another source) reported the same worker and rank within the worker TTL; the rank is judged by the higher load',
+    inject: [WorkerRegistry],
+    collect(this: Counter, registry: WorkerRegistry): void {
+      this.reset();
+      this.inc(registry.conflicts);
+    },
   }),
   // Beyond docs/metrics.md: with the invalid counter, shows whether every report sent arrived.
   makeCounterProvider({

@@ -68,6 +68,9 @@ describe('WorkerRegistry', () => {
       maxNumBatchedTokens: undefined,
       numRequestsWaiting: undefined,
       seq: undefined,
+      publisher: '',
+      receivedMs: 0,
+      rivals: undefined,
       busyFor: { critical: false, standard: false, sheddable: false },
       heldUntil: { critical: 0, standard: 0, sheddable: 0 },
       reserved: {
@@ -207,6 +210,55 @@ describe('WorkerRegistry', () => {
     const fresh = sut.model(change.model ?? M)?.workers.get('w1');
     expect(fresh).toMatchObject({ ...change, busy: false });
     if (change.model) expect(sut.model(M)?.workers.size).toBe(0);
+  });
+
+  describe('two publishers for one worker', () => {
+    const bridge = { source: 'bridge vllm h:1' };
+
+    it('judges a rank by the higher load while two publishers report it within the TTL', () => {
+      sut.applyReport(report('w1', FREE), 0);
+      sut.applyReport(report('w1', BUSY, bridge), 100);
+      expect(sut.model(M)?.allBusy).toBe(true);
+      // The worker's own idle report no longer makes it free: the bridge's busy one stands.
+      sut.applyReport(report('w1', FREE), 200);
+      expect(sut.model(M)?.allBusy).toBe(true);
+      expect(sut.conflicts).toBe(2);
+      // The bridge sees it free too: free.
+      sut.applyReport(report('w1', FREE, bridge), 300);
+      expect(sut.model(M)?.allBusy).toBe(false);
+      expect(sut.conflicts).toBe(3);
+    });
+
+    it('stops judging between publishers once the other one is silent for the TTL', () => {
+      sut.applyReport(report('w1', BUSY, bridge), 0);
+      sut.applyReport(report('w1', FREE), 500);
+      expect(sut.model(M)?.allBusy).toBe(true);
+      sut.applyReport(report('w1', FREE), 1501);
+      expect(sut.model(M)?.allBusy).toBe(false);
+      expect(sut.conflicts).toBe(1);
+      expect(sut.model(M)?.workers.get('w1')?.ranks.get(0)?.rivals).toBeUndefined();
+    });
+
+    it('does not count one publisher, nor one that took over after the other went silent', () => {
+      sut.applyReport(report('w1', BUSY), 0);
+      sut.applyReport(report('w1', FREE), 100);
+      sut.applyReport(report('w1', FREE, bridge), 1200);
+      expect(sut.conflicts).toBe(0);
+      expect(sut.model(M)?.allBusy).toBe(false);
+    });
+
+    it("keeps each publisher's seq on its own while both report", () => {
+      sut.applyReport(report('w1', FREE, { seq: 9 }), 0);
+      sut.applyReport(report('w1', FREE, { ...bridge, seq: 3 }), 10);
+      expect(sut.applyReport(report('w1', BUSY, { ...bridge, seq: 2 }), 20)).toBe('stale');
+      expect(sut.applyReport(report('w1', BUSY, { seq: 8 }), 30)).toBe('stale');
+      expect(sut.model(M)?.allBusy).toBe(false);
+    });
+
+    it('remembers at most a few publishers per rank', () => {
+      for (let i = 0; i < 50; i++) sut.applyReport(report('w1', FREE, { source: `p${i}` }), i);
+      expect(sut.model(M)?.workers.get('w1')?.ranks.get(0)?.rivals?.size).toBe(4);
+    });
   });
 
   describe('seq (docs/api.md#nats-subjects)', () => {

@@ -7,6 +7,7 @@ import { ClassThresholds } from '../thresholds/class-thresholds';
 import { ThresholdsService } from '../thresholds/thresholds.service';
 import { isRankBusy, RankLoad } from './busy-rule';
 import { DwellQueue } from './dwell-queue';
+import { isStale, judgeRank, publisherOf } from './report-publishers';
 import {
   judgedLoad,
   measuredAtMs,
@@ -79,6 +80,8 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
   private readonly observers: RegistryObserver[] = [];
   /** Names of models with no live worker, oldest first. */
   private readonly emptyModels = new Set<string>();
+  /** Reports judged between two or more publishers of their rank (report-publishers.ts). */
+  conflicts = 0;
   /** Ranks stored over all workers, capped by `--max-tracked-ranks` (memory, issue 11). */
   private rankTotal = 0;
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -174,14 +177,23 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
     if (!worker) {
       if (this.workers.size >= this.config.maxWorkers) return 'refused';
       worker = this.add(report, nowMs);
-    } else if (isStale(worker, report)) {
-      return 'stale';
     }
+    const held = worker.ranks.get(report.dpRank);
+    if (held && isStale(held, report)) return 'stale';
+    const ttl = this.config.workerTtlMs;
+    const judged = judgeRank(worker, report.dpRank, held, report, nowMs, ttl);
+    if (judged.conflict) {
+      this.conflicts++;
+      this.log.publishersConflict(worker, report.dpRank, held?.rivals?.keys() ?? []);
+    }
+    const { report: r, receivedMs } = judged;
     worker.lastSeenMs = nowMs;
-    worker.lastReportMs = report.timestampMs ?? nowMs;
-    worker.source = report.source;
-    const measured = measuredAtMs(report.timestampMs, nowMs, this.config.workerTtlMs);
-    const state = this.updateRank(worker, report, nowMs, measured);
+    worker.lastReportMs = r.timestampMs ?? receivedMs;
+    worker.source = r.source;
+    const measured = measuredAtMs(r.timestampMs, receivedMs, ttl);
+    const state = this.updateRank(worker, r, nowMs, measured);
+    state.publisher = publisherOf(r);
+    state.receivedMs = receivedMs;
     for (const o of this.observers) o.rankUpdated?.(worker, report.dpRank, state);
     return 'applied';
   }
@@ -377,6 +389,9 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
         maxNumBatchedTokens: r.maxNumBatchedTokens,
         numRequestsWaiting: r.numRequestsWaiting,
         seq: r.seq,
+        publisher: publisherOf(r),
+        receivedMs: nowMs,
+        rivals: undefined,
         busyFor: perClass(() => false),
         heldUntil: perClass(() => 0),
         reserved: worker.reservations.openRank(),
@@ -487,17 +502,6 @@ export class WorkerRegistry implements OnModuleInit, OnModuleDestroy {
       }
     }
   }
-}
-
-/**
- * docs/api.md#nats-subjects: a report whose `seq` is lower than the last one seen for the worker's rank is
- * stale. A publisher that restarts counts from 0 again, so `seq` 0 always starts a new run; and
- * two publishers of one worker (their `source` differs) keep sequences of their own.
- */
-function isStale(worker: WorkerEntry, r: KvMetricsReport): boolean {
-  if (r.seq === undefined || r.seq === 0 || r.source !== worker.source) return false;
-  const last = worker.ranks.get(r.dpRank)?.seq;
-  return last !== undefined && r.seq < last;
 }
 
 /** Sums the other replicas' reservations on one rank of the worker into `into`. */
