@@ -54,16 +54,18 @@ describe('ReservationShareService', () => {
     jest.useRealTimers();
   });
 
-  it('sends a burst of requests as one message per interval, and their end as a worker with no ranks', () => {
+  it('sends a burst of requests as one message, at most one per interval, and their end as a worker with no ranks', () => {
     build(5);
     const held = [1, 2, 3].map(() => registry.reserve(w1(), 7, 153, Date.now()));
     expect(published).toEqual([]);
-    jest.advanceTimersByTime(5);
+    jest.advanceTimersByTime(0); // the first change after a quiet interval: at once
     expect(published).toHaveLength(1);
     expect(published[0].subject).toBe('namespace.ns.reservations');
     expect(blocks(0)).toEqual([30]);
     for (const h of held) h.release();
-    jest.advanceTimersByTime(5);
+    jest.advanceTimersByTime(4); // within the interval of the last message: held back
+    expect(published).toHaveLength(1);
+    jest.advanceTimersByTime(1);
     expect(published).toHaveLength(2);
     expect(blocks(1)).toEqual([]);
     jest.advanceTimersByTime(5000); // nothing held: nothing repeated

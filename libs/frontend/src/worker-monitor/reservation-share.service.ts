@@ -31,6 +31,7 @@ export class ReservationShareService implements OnModuleInit, OnModuleDestroy {
   private readonly sent = new Map<string, SharedRankReservations[]>();
   private flushTimer: NodeJS.Timeout | undefined;
   private repeatTimer: NodeJS.Timeout | undefined;
+  private lastFlushMs = -Infinity;
   private readonly subject: string;
 
   constructor(
@@ -66,15 +67,21 @@ export class ReservationShareService implements OnModuleInit, OnModuleDestroy {
     this.send(gone);
   }
 
+  /**
+   * Leading edge: the first change after a quiet interval goes out once this event-loop turn is
+   * over; later ones wait for the interval since the last message, and go out together.
+   */
   private changed(workerId: string): void {
     this.dirty.add(workerId);
     if (this.flushTimer) return;
-    this.flushTimer = setTimeout(() => this.flush(), this.config.reservationShareIntervalMs);
+    const wait = this.lastFlushMs + this.config.reservationShareIntervalMs - Date.now();
+    this.flushTimer = setTimeout(() => this.flush(), Math.max(0, wait));
     this.flushTimer.unref();
   }
 
   private flush(): void {
     this.flushTimer = undefined;
+    this.lastFlushMs = Date.now();
     const workers: SharedWorkerReservations[] = [];
     for (const workerId of this.dirty) {
       const ranks = this.ranksOf(workerId);
