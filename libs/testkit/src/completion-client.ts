@@ -12,6 +12,8 @@ export interface CompletionSpec {
   /** Varies the prompt, so that requests do not share a cached prefix. */
   readonly tag?: string;
   readonly signal?: AbortSignal;
+  /** Further request headers (e.g. the priority header). */
+  readonly headers?: Record<string, string>;
 }
 
 export interface CompletionOutcome {
@@ -63,7 +65,7 @@ export async function streamCompletion(
   try {
     const res = await fetch(`${baseUrl}/v1/completions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...spec.headers },
       body: JSON.stringify({
         model: spec.model,
         prompt: promptOf(spec.promptWords ?? 16, spec.tag),
