@@ -5,6 +5,7 @@ import { InvalidPriorityError, requestPriority } from '../priority/request-prior
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { TenantDirectory } from '../tenants/tenant-directory.service';
 import { TenantIdentity } from '../tenants/tenant-identity';
+import { TenantLimits } from '../tenants/tenant-limits.service';
 import { AdmissionDecision, Verdict } from './admission-decision.service';
 import { AdmissionGuard } from './admission.guard';
 import {
@@ -75,6 +76,10 @@ function make(
     config,
     metrics,
     new TenantIdentity(config, new TenantDirectory()),
+    {
+      overloaded: () => undefined,
+      admit: () => ({ usage: () => undefined }),
+    } as unknown as TenantLimits,
   );
 }
 

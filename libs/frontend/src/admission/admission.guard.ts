@@ -5,6 +5,8 @@ import { endpointLabelFor } from '../metrics/metric-names';
 import { PriorityReader, setRequestPriority } from '../priority/request-priority';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { TenantIdentity } from '../tenants/tenant-identity';
+import { setTenantCharge } from '../tenants/tenant-charge';
+import { TenantLimits } from '../tenants/tenant-limits.service';
 import { AdmissionDecision } from './admission-decision.service';
 import { AdmissionPolicies, AdmissionRequest } from './admission-policy';
 import { withoutStack } from '../errors/frontend.error';
@@ -20,6 +22,9 @@ interface HttpRequest {
 }
 
 type Closable = { once(event: 'close', listener: () => void): unknown };
+
+/** Node's response under Fastify's reply (or the response itself under another adapter). */
+const rawOf = (res: unknown): Closable => ((res as { raw?: Closable }).raw ?? res) as Closable;
 
 /**
  * Reads the request's priority class (400 for an invalid priority header), rejects the request
@@ -42,6 +47,7 @@ export class AdmissionGuard implements CanActivate {
     config: FrontendConfig,
     private readonly metrics: RequestMetricsService,
     private readonly tenants: TenantIdentity,
+    private readonly limits: TenantLimits,
   ) {
     this.priority = new PriorityReader(config.priorityHeader);
   }
@@ -54,8 +60,17 @@ export class AdmissionGuard implements CanActivate {
     const priority = this.tenants.capped(tenant, claimed);
     setRequestPriority(req, priority);
     const model = req.body?.model;
-    this.enforce(this.decision.decide(req.body, priority), model);
+    const refusal = this.decision.decide(req.body, priority);
+    if (refusal?.rejection) this.limits.overloaded(tenant);
+    this.enforce(refusal, model);
     if (typeof model !== 'string') return true;
+    // The tenant's limits (docs/api.md#tenants), once the fleet could take the request: a 503
+    // consumes nothing of them.
+    const raw = rawOf(http.getResponse());
+    setTenantCharge(
+      req,
+      this.limits.admit(tenant, req.body, (release) => raw.once('close', release)),
+    );
     if (this.decision.judge(model, priority) === 'would-refuse')
       this.countShadow(req, model, priority);
     if (this.policies.list.length === 0) return true;

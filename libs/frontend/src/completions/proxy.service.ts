@@ -1,3 +1,5 @@
+import { StreamUsage, settleWhole } from './tenant-usage';
+import { TenantCharge, tenantCharge } from '../tenants/tenant-charge';
 import { Injectable, RawBodyRequest } from '@nestjs/common';
 import { estimatePromptTokens } from '@sluice/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -61,6 +63,8 @@ interface Exchange {
   answered: boolean;
   /** Its objective when it is a would-be refusal admitted as a sample (kept across a retry). */
   readonly sample: LeaseObjective | null;
+  /** What its tenant was charged, settled with the usage of the answer (docs/api.md#tenants). */
+  readonly charge: TenantCharge | undefined;
 }
 
 /**
@@ -139,6 +143,7 @@ export class ProxyService {
       ended: false,
       answered: false,
       sample: lease.objective?.sample ? lease.objective : null,
+      charge: tenantCharge(reply.request),
     };
     this.metrics.inflight.inc({ model: x.model });
     this.metrics.admitted(x.model);
@@ -247,6 +252,7 @@ export class ProxyService {
     // histogram above; the predictor and the prediction error take streamed answers only.
     this.sampleOutcome(x, now - x.lease.leasedAtMs);
     this.end(x, '');
+    if (x.charge) settleWhole(x.charge, answer.body);
     void reply
       .code(answer.statusCode)
       .headers(answer.passed ?? {})
@@ -325,6 +331,7 @@ export class ProxyService {
     let outcome: ErrorType | null = null;
     const events = isEventStream(contentType) ? new SseEvents() : null;
     let failure: UpstreamError | null = null;
+    const usage = x.charge ? new StreamUsage() : null;
     try {
       for await (const chunk of source as AsyncIterable<Buffer>) {
         if (first) {
@@ -336,7 +343,10 @@ export class ProxyService {
           continue;
         }
         const whole = events.push(chunk);
-        if (whole !== null) yield whole;
+        if (whole !== null) {
+          usage?.see(whole);
+          yield whole;
+        }
         if (events.pendingBytes > this.config.maxUpstreamBodyBytes) {
           source.destroy();
           failure = this.cutShort(
@@ -353,6 +363,7 @@ export class ProxyService {
       failure = this.toUpstreamError(err, x);
       this.logFailure(x, err, `stream ended with an error event (${failure.status})`);
     } finally {
+      if (x.charge && usage) usage.settle(x.charge);
       if (outcome !== '') x.cancel.cancel();
       if (failure === null) this.end(x, outcome);
     }

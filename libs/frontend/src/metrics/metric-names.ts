@@ -44,6 +44,9 @@ export const METRIC = {
   reservationSharePeers: 'sluice_frontend_reservation_share_peers',
   // Issue 41: reports judged between two publishers of the same worker and rank.
   reportConflicts: 'sluice_frontend_report_conflicts_total',
+  // docs/api.md#tenants: each tenant's requests by outcome and tokens by kind.
+  tenantRequests: 'sluice_frontend_tenant_requests_total',
+  tenantTokens: 'sluice_frontend_tenant_tokens_total',
 } as const;
 
 /** Why a request was sent again: refused connection, connection cut, or a worker's 5xx. */

@@ -74,6 +74,16 @@ export const metricProviders = [
     labelNames: ['model', 'reason'],
   }),
   makeCounterProvider({
+    name: METRIC.tenantRequests,
+    help: 'Requests by tenant (a configured tenant id, else other) and outcome: admitted, rate_limited (429), overloaded (503 after the tenant was known)',
+    labelNames: ['tenant', 'outcome'],
+  }),
+  makeCounterProvider({
+    name: METRIC.tenantTokens,
+    help: 'Tokens of admitted requests by tenant (a configured tenant id, else other) and kind: prompt, completion (the usage the worker reported, else the estimate)',
+    labelNames: ['tenant', 'kind'],
+  }),
+  makeCounterProvider({
     name: METRIC.connectionsRefused,
     help: 'Connections closed as soon as accepted because --max-connections were open',
   }),

@@ -4,7 +4,15 @@ import { TenantAuditMeta, TenantRecord, TenantRepository } from '../thresholds/p
 import { ThresholdStoreUnavailableError } from '../threshold-admin/errors/threshold-store-unavailable.error';
 import { keyDigest } from '../tenants/tenant-directory.service';
 import { TenantSyncService } from '../tenants/tenant-sync.service';
-import { NewKeyDto, TenantAuditPageDto, TenantDto, TenantListDto } from './dto/tenant.dto';
+import {
+  NewKeyDto,
+  TenantAuditPageDto,
+  TenantDto,
+  TenantListDto,
+  TenantUsageDto,
+} from './dto/tenant.dto';
+import { TenantLimits } from '../tenants/tenant-limits.service';
+import { TenantDirectory } from '../tenants/tenant-directory.service';
 import { TenantSettings } from '../thresholds/persistence';
 
 export const KEY_PREFIX = 'sk-sluice-';
@@ -36,7 +44,16 @@ export class TenantAdminService {
   constructor(
     private readonly repository: TenantRepository,
     private readonly sync: TenantSyncService,
+    private readonly limits: TenantLimits,
+    private readonly directory: TenantDirectory,
   ) {}
+
+  /** From this replica's memory: a tenant it does not hold (yet) is a 404. */
+  usage(id: string, minutes: number): Promise<TenantUsageDto> {
+    if (!this.directory.get(id)) return Promise.reject(noTenant(id));
+    const window = minutes % 60 === 0 ? `${minutes / 60}h` : `${minutes}m`;
+    return Promise.resolve({ tenant: id, window, ...this.limits.report(id, minutes) });
+  }
 
   async list(limit: number, after: string | undefined): Promise<TenantListDto> {
     const page = await this.store(() => this.repository.page(limit, after));
@@ -55,13 +72,13 @@ export class TenantAdminService {
     meta: TenantAuditMeta,
   ): Promise<{ tenant: TenantDto; created: boolean }> {
     const { record, created } = await this.store(() => this.repository.put(id, settings, meta));
-    this.applied(id, `${created ? 'created' : 'changed'}`, meta);
+    await this.applied(id, `${created ? 'created' : 'changed'}`, meta);
     return { tenant: dtoOf(record), created };
   }
 
   async remove(id: string, meta: TenantAuditMeta): Promise<void> {
     if (!(await this.store(() => this.repository.remove(id, meta)))) throw noTenant(id);
-    this.applied(id, 'deleted', meta);
+    await this.applied(id, 'deleted', meta);
   }
 
   async addKey(id: string, meta: TenantAuditMeta): Promise<NewKeyDto> {
@@ -69,7 +86,7 @@ export class TenantAdminService {
     const keyId = randomBytes(8).toString('hex');
     const record = await this.store(() => this.repository.addKey(id, keyId, keyDigest(key), meta));
     if (!record) throw noTenant(id);
-    this.applied(id, `given key ${keyId}`, meta);
+    await this.applied(id, `given key ${keyId}`, meta);
     return { key, key_id: keyId };
   }
 
@@ -77,7 +94,7 @@ export class TenantAdminService {
     if (!(await this.store(() => this.repository.removeKey(id, keyId, meta)))) {
       throw new NotFoundException(`Tenant '${id}' has no key '${keyId}'`);
     }
-    this.applied(id, `lost key ${keyId}`, meta);
+    await this.applied(id, `lost key ${keyId}`, meta);
   }
 
   async audit(id: string, limit: number, before?: string): Promise<TenantAuditPageDto> {
@@ -86,9 +103,10 @@ export class TenantAdminService {
   }
 
   /** Applies the stored state here now (not at the next resync) and tells the other replicas. */
-  private applied(id: string, what: string, meta: TenantAuditMeta): void {
+  private async applied(id: string, what: string, meta: TenantAuditMeta): Promise<void> {
     this.logger.log(`tenant '${id}' ${what} by ${meta.actor} from ${meta.source}`);
-    void this.sync.reload(id).then(() => this.sync.announce(id));
+    await this.sync.reload(id);
+    this.sync.announce(id);
   }
 
   private async store<T>(work: () => Promise<T>): Promise<T> {

@@ -106,3 +106,14 @@ export function auditCursor(raw: string | undefined): string | undefined {
   }
   return raw;
 }
+
+/** `window` of a usage read: `<n>m` or `<n>h`, 1 minute to 1 hour; default 1h. */
+export function windowMinutes(raw: string | undefined): number {
+  if (raw === undefined) return 60;
+  const m = /^([1-9]\d{0,3})([mh])$/.exec(raw);
+  const minutes = m ? Number(m[1]) * (m[2] === 'h' ? 60 : 1) : NaN;
+  if (!(minutes >= 1 && minutes <= 60)) {
+    throw new BadRequestException(['window must be <n>m or <n>h, from 1m to 1h']);
+  }
+  return minutes;
+}

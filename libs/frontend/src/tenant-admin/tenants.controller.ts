@@ -32,10 +32,18 @@ import {
   TenantAuditPageDto,
   TenantDto,
   TenantListDto,
+  TenantUsageDto,
 } from './dto/tenant.dto';
 import { TenantAdminGuard } from './tenant-admin.guard';
 import { TenantAdminService } from './tenant-admin.service';
-import { auditCursor, pageLimit, parsePutTenant, reasonOf, tenantId } from './tenant-input';
+import {
+  auditCursor,
+  pageLimit,
+  parsePutTenant,
+  reasonOf,
+  tenantId,
+  windowMinutes,
+} from './tenant-input';
 
 interface StatusSink {
   status(code: number): unknown;
@@ -146,6 +154,22 @@ export class TenantsController {
     @Query('reason') reason?: string,
   ): Promise<void> {
     return this.admin.removeKey(tenantId(id), keyId, metaOf(req, reasonOf(reason)));
+  }
+
+  @Get(':id/usage')
+  @ApiOperation({
+    summary:
+      'The tenant’s requests by outcome and tokens by kind on this replica over `window`, and its last minute as its limits count it (every replica’s)',
+  })
+  @ApiQuery({
+    name: 'window',
+    required: false,
+    description: '`<n>m` or `<n>h`, 1m … 1h; default 1h',
+  })
+  @ApiOkResponse({ type: TenantUsageDto })
+  @ApiNotFoundResponse()
+  usage(@Param('id') id: string, @Query('window') window?: string): Promise<TenantUsageDto> {
+    return this.admin.usage(tenantId(id), windowMinutes(window));
   }
 
   @Get(':id/audit')

@@ -92,3 +92,14 @@ export class TenantAuditPageDto {
   @ApiProperty({ type: String, nullable: true })
   next!: string | null;
 }
+
+export class TenantUsageDto {
+  tenant!: string;
+  window!: string;
+  /** Requests of the tenant on this replica over the window, by outcome. */
+  requests!: { admitted: number; rate_limited: number; overloaded: number };
+  /** Tokens of its admitted requests on this replica over the window (actual usage). */
+  tokens!: { prompt: number; completion: number };
+  /** The last minute as the tenant's limits count it: every replica's consumption, and in flight here. */
+  last_minute!: { requests: number; tokens: number; in_flight: number };
+}

@@ -1,0 +1,163 @@
+import { MODEL } from './support/bus';
+import { useSystem } from './support/fixtures';
+import { Answer, metricValue, post } from './support/http';
+import { FrontendProcess, waitFor } from './support/processes';
+
+const TOKEN = 'tenant-limits-token';
+const asOps = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+
+const putTenant = async (fe: FrontendProcess, id: string, body: object) => {
+  const res = await fetch(`${fe.url}/tenants/${id}`, {
+    method: 'PUT',
+    headers: asOps,
+    body: JSON.stringify(body),
+  });
+  expect(res.status).toBe(201);
+  const made = await fetch(`${fe.url}/tenants/${id}/keys`, {
+    method: 'POST',
+    headers: { authorization: asOps.authorization },
+  });
+  expect(made.status).toBe(201);
+  return ((await made.json()) as { key: string }).key;
+};
+
+const chatWith = (fe: FrontendProcess, key: string, maxTokens = 2): Promise<Answer> =>
+  post(
+    `${fe.url}/v1/chat/completions`,
+    { model: MODEL, messages: [{ role: 'user', content: 'Hi' }], max_tokens: maxTokens },
+    { authorization: `Bearer ${key}` },
+  );
+
+/** A streamed request of the tenant, read until its first event; abort it to end it. */
+async function openStream(fe: FrontendProcess, key: string, maxTokens: number) {
+  const abort = new AbortController();
+  const res = await fetch(`${fe.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'Hi' }],
+      max_tokens: maxTokens,
+      stream: true,
+    }),
+    signal: abort.signal,
+  });
+  expect(res.status).toBe(200);
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  await reader.read();
+  return () => {
+    abort.abort();
+    void reader.cancel().catch(() => undefined);
+  };
+}
+
+const usageOf = async (fe: FrontendProcess, id: string) =>
+  (await (await fetch(`${fe.url}/tenants/${id}/usage?window=1h`, { headers: asOps })).json()) as {
+    requests: { admitted: number; rate_limited: number; overloaded: number };
+    tokens: { prompt: number; completion: number };
+    last_minute: { requests: number; tokens: number; in_flight: number };
+  };
+
+function expectLimited(res: Answer, tenant: string, limit: string, reason: string): void {
+  expect(res.status).toBe(429);
+  expect(res.json).toEqual({
+    error: {
+      message: `Rate limit reached for tenant ${tenant}: ${limit}`,
+      type: 'rate_limit_error',
+      code: 'rate_limit_exceeded',
+    },
+  });
+  expect(res.headers.get('x-sluice-reject-reason')).toBe(reason);
+  const retryAfter = Number(res.headers.get('retry-after'));
+  expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60).toBe(true);
+}
+
+/**
+ * docs/api.md#tenants, items 2, 3 and 5 of issue 43: each limit answers 429 with Retry-After and
+ * its reason; tokens charged at admission are corrected to what the request used; two replicas
+ * (real PostgreSQL, NATS, a real simulated worker) share a tenant's consumption.
+ */
+describe('tenant limits (two replicas)', () => {
+  const flags = ['--admin-token', `ops:${TOKEN}`, '--tenant-sync-ms', '50'];
+  const A = useSystem({
+    database: 'tenantlimits',
+    workers: [['--speedup', '1']],
+    reporting: true,
+    frontend: flags,
+    serving: true,
+  });
+  const B = useSystem({
+    namespace: A.namespace,
+    frontend: (): string[] => ['--database-url', A.db.url(), ...flags],
+  });
+
+  it('answers the request past requests_per_minute with 429, Retry-After and the reason', async () => {
+    const key = await putTenant(A.fe, 'rpm', { requests_per_minute: 3 });
+    for (let i = 0; i < 3; i++) expect((await chatWith(A.fe, key)).status).toBe(200);
+    expectLimited(await chatWith(A.fe, key), 'rpm', 'requests_per_minute 3', 'tenant_rate_limit');
+    expect(
+      await metricValue(A.fe.url, 'sluice_frontend_tenant_requests_total', {
+        tenant: 'rpm',
+        outcome: 'rate_limited',
+      }),
+    ).toBe(1);
+    expect(
+      await metricValue(A.fe.url, 'sluice_frontend_refusals_total', {
+        reason: 'tenant_rate_limit',
+      }),
+    ).toBe(1);
+    expect((await usageOf(A.fe, 'rpm')).requests).toEqual({
+      admitted: 3,
+      rate_limited: 1,
+      overloaded: 0,
+    });
+    // Other tenants are not held back.
+    expect((await chatWith(A.fe, 'no-such-key')).status).toBe(200);
+  });
+
+  it('answers a request past max_concurrency with 429 tenant_concurrency until one ends', async () => {
+    const key = await putTenant(A.fe, 'conc', { max_concurrency: 1 });
+    const end = await openStream(A.fe, key, 5000);
+    expectLimited(await chatWith(A.fe, key), 'conc', 'max_concurrency 1', 'tenant_concurrency');
+    expect((await chatWith(A.fe, key)).headers.get('retry-after')).toBe('1');
+    end();
+    await waitFor(async () => (await chatWith(A.fe, key)).status === 200, 'admitted again');
+  });
+
+  it('charges prompt + max_tokens at admission and corrects it to the usage at the end', async () => {
+    const key = await putTenant(A.fe, 'tpm', { tokens_per_minute: 1200 });
+    const end = await openStream(A.fe, key, 1000);
+    // 1000 + prompt charged: 300 more do not fit while the stream runs.
+    expectLimited(
+      await chatWith(A.fe, key, 300),
+      'tpm',
+      'tokens_per_minute 1200',
+      'tenant_rate_limit',
+    );
+    end();
+    // Ended after a few tokens: the charge shrinks to them, and 300 more fit.
+    await waitFor(async () => (await usageOf(A.fe, 'tpm')).last_minute.in_flight === 0, 'ended');
+    expect((await usageOf(A.fe, 'tpm')).last_minute.tokens).toBeLessThan(900);
+    expect((await chatWith(A.fe, key, 300)).status).toBe(200);
+    const usage = await usageOf(A.fe, 'tpm');
+    expect(usage.tokens.completion).toBeGreaterThanOrEqual(300);
+    expect(usage.tokens.completion).toBeLessThan(1000);
+  });
+
+  it('holds requests_per_minute over both replicas: each counts what the other admitted', async () => {
+    const key = await putTenant(A.fe, 'shared', { requests_per_minute: 6 });
+    await waitFor(async () => (await usageOf(B.fe, 'shared')).last_minute !== undefined, 'B knows');
+    for (let i = 0; i < 6; i++) expect((await chatWith(A.fe, key)).status).toBe(200);
+    await waitFor(
+      async () => (await usageOf(B.fe, 'shared')).last_minute.requests >= 6,
+      'B has heard of A’s requests',
+    );
+    expectLimited(
+      await chatWith(B.fe, key),
+      'shared',
+      'requests_per_minute 6',
+      'tenant_rate_limit',
+    );
+    expect((await usageOf(B.fe, 'shared')).requests.admitted).toBe(0);
+  });
+});
