@@ -71,3 +71,39 @@ describe('a client sending hostile max_tokens beside normal traffic', () => {
     expect(Math.abs(share503(beside) - share503(alone))).toBeLessThanOrEqual(1);
   }, 120_000);
 });
+
+/**
+ * `--max-model-len` (docs/api.md#errors): more output than the models' context holds is answered
+ * 400 by the frontend, before any worker sees it; a request within it is served.
+ */
+describe('max_tokens above --max-model-len', () => {
+  const sys = useSystem({
+    reporting: true,
+    workers: [[]],
+    frontend: ['--max-model-len', '2048'],
+    serving: true,
+  });
+
+  const ask = (field: string, n: number) =>
+    post(
+      `${sys.fe.url}/v1/chat/completions`,
+      `{"model":"${MODEL}","messages":[{"role":"user","content":"Hi"}],"${field}":${n}}`,
+    );
+
+  it.each(['max_tokens', 'max_completion_tokens'])('answers %s 2049 with 400', async (field) => {
+    const answer = await ask(field, 2049);
+    expect(answer.status).toBe(400);
+    expect(answer.headers.get('x-sluice-worker-id')).toBeNull();
+    expect(answer.json).toMatchObject({
+      message: expect.stringContaining(`${field} (2049) is greater than the model's context`),
+      type: 'invalid_request_error',
+      code: 400,
+    });
+  });
+
+  it('serves max_tokens 2048', async () => {
+    const answer = await ask('max_tokens', 2048);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('x-sluice-worker-id')).not.toBeNull();
+  });
+});

@@ -1,6 +1,6 @@
 import { StreamUsage, settleWhole } from './tenant-usage';
 import { TenantCharge, tenantCharge } from '../tenants/tenant-charge';
-import { Injectable, RawBodyRequest } from '@nestjs/common';
+import { BadRequestException, Injectable, RawBodyRequest } from '@nestjs/common';
 import { estimatePromptTokens } from '@sluice/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
@@ -97,6 +97,8 @@ export class ProxyService {
   ): Promise<void> {
     // Another frontend sent this here: proxying it again would make the loop a storm.
     if (reply.request.headers[HOP_HEADER] !== undefined) throw new RequestLoopError(HOP_HEADER);
+    const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? 0;
+    this.requireWithinContext(body, maxTokens);
     const startedMs = performance.now();
     const cancel = new Cancellation();
     reply.raw.once('close', () => {
@@ -106,7 +108,6 @@ export class ProxyService {
     if (reply.raw.destroyed) cancel.cancel();
     const promptTokens = estimatePromptTokens(body);
     const priority = requestPriority(reply.request);
-    const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? 0;
     this.active++;
     let lease: Lease;
     try {
@@ -200,6 +201,16 @@ export class ProxyService {
    * A unary answer is small: read it whole before replying, so a worker that dies mid-answer
    * becomes a clean 502 instead of a truncated body behind a 200.
    */
+  /** `--max-model-len`: more output than the context holds is refused as vLLM does (docs/api.md). */
+  private requireWithinContext(body: OpenAiRequestBody, maxTokens: number): void {
+    const limit = this.config.maxModelLen;
+    if (limit === null || maxTokens <= limit) return;
+    const field = body.max_completion_tokens === undefined ? 'max_tokens' : 'max_completion_tokens';
+    throw new BadRequestException([
+      `${field} (${maxTokens}) is greater than the model's context length (${limit} tokens)`,
+    ]);
+  }
+
   private async forwardUnary(
     x: Exchange,
     path: string,

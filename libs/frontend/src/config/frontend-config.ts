@@ -134,6 +134,12 @@ export class FrontendConfig {
    * process's file limit minus a margin (`http/connection-cap.ts`).
    */
   readonly maxConnections: number | null = null;
+  /**
+   * The models' context length in tokens: a request asking for more output (`max_tokens`,
+   * `max_completion_tokens`) is answered 400 before admission, as vLLM does. null = not known
+   * here; the engine's own 400 then reaches the client.
+   */
+  readonly maxModelLen: number | null = null;
 
   /**
    * Thresholds left out of `values.thresholds` are unset. The global admission mode may be given

@@ -312,6 +312,12 @@ export const FRONTEND_FLAGS = {
     0,
     16,
   ),
+  'max-model-len': valueFlag({
+    arg: 'N',
+    help: "the models' context length in tokens: a request with max_tokens above it gets 400 (unset: the engine answers)",
+    parse: integerIn(1, Number.MAX_SAFE_INTEGER),
+    default: D.maxModelLen,
+  }),
   'eject-after': int(
     'N',
     'requests of a worker failing in a row (refused or cut connection, 5xx) that take it out of routing for a backoff, then one probe request; 0 = never',

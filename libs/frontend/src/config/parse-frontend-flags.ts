@@ -97,5 +97,6 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
     ejectBackoffMs: v['eject-backoff-ms'],
     ejectBackoffMaxMs: v['eject-backoff-max-ms'],
     maxConnections: v['max-connections'],
+    maxModelLen: v['max-model-len'],
   });
 }
