@@ -6,6 +6,7 @@ import { PriorityReader, setRequestPriority } from '../priority/request-priority
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { TenantIdentity } from '../tenants/tenant-identity';
 import { setTenantCharge } from '../tenants/tenant-charge';
+import { setRequestTenant } from '../tenants/request-tenant';
 import { TenantLimits } from '../tenants/tenant-limits.service';
 import { AdmissionDecision } from './admission-decision.service';
 import { AdmissionPolicies, AdmissionRequest } from './admission-policy';
@@ -59,6 +60,7 @@ export class AdmissionGuard implements CanActivate {
     const tenant = this.tenants.tenantOf(req.headers);
     const priority = this.tenants.capped(tenant, claimed);
     setRequestPriority(req, priority);
+    setRequestTenant(req, { id: tenant, weight: this.tenants.weightOf(tenant) });
     const model = req.body?.model;
     const refusal = this.decision.decide(req.body, priority);
     if (refusal?.rejection) this.limits.overloaded(tenant);

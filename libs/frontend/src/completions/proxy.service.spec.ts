@@ -213,6 +213,7 @@ describe('ProxyService (unary answers)', () => {
       'critical',
       0,
       'chat_completions',
+      { id: 'default', weight: 1 },
     );
     expect(router.acquireOther).toHaveBeenCalledWith(
       new Set([expect.objectContaining({ id: 'w1' })]),

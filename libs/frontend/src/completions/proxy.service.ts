@@ -11,6 +11,7 @@ import { PriorityClass } from '../config/priority';
 import { errorBody } from '../errors/error-body';
 import { EndpointLabel, ErrorType } from '../metrics/metric-names';
 import { requestPriority } from '../priority/request-priority';
+import { requestTenant } from '../tenants/request-tenant';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { TtftPredictor } from '../ttft-prediction/ttft-predictor.service';
 import { OutlierEjection } from '../worker-monitor/outlier-ejection';
@@ -118,6 +119,7 @@ export class ProxyService {
         priority,
         maxTokens,
         endpoint,
+        requestTenant(reply.request),
       );
     } catch (err) {
       this.active--;

@@ -69,6 +69,11 @@ export class TenantIdentity {
     return cap && isLowerPriority(cap, claimed) ? cap : claimed;
   }
 
+  /** The tenant's `weight` for the fair share of the router queue: 1 unless stored. */
+  weightOf(tenant: string): number {
+    return this.directory.get(tenant)?.weight ?? 1;
+  }
+
   private find(headers: Headers): string | null | Error {
     const key = bearerKey(headers);
     const byKey = key === undefined ? undefined : this.directory.tenantOfKey(key);

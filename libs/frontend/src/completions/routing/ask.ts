@@ -1,3 +1,4 @@
+import { RequestTenant } from '../../tenants/request-tenant';
 import { PriorityClass } from '../../config/priority';
 import { EndpointLabel } from '../../metrics/metric-names';
 import { ModelEntry } from '../../worker-monitor/worker-entry';
@@ -9,4 +10,6 @@ export interface Ask {
   readonly maxTokens: number;
   readonly priority: PriorityClass;
   readonly endpoint: EndpointLabel;
+  /** Whom it is charged to and the tenant's weight (absent: the default tenant, weight 1). */
+  readonly tenant?: RequestTenant;
 }

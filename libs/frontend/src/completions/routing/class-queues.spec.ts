@@ -41,3 +41,32 @@ describe('ClassQueues', () => {
     expect(sut.size).toBe(1);
   });
 });
+
+describe('ClassQueues fair eviction', () => {
+  const of = (tenant: string, weight: number): Waiter<string> => ({
+    promptTokens: 1,
+    tenant,
+    weight,
+    resolve: jest.fn(),
+    reject: jest.fn(),
+  });
+
+  it('makes room for a newcomer by refusing the tenant furthest over its share', () => {
+    const sut = new ClassQueues<string>();
+    for (let i = 0; i < 4; i++) sut.push('standard', of('a', 1));
+    expect(sut.evictOverShare('standard', 'b', 1)?.tenant).toBe('a');
+    expect(sut.size).toBe(3);
+  });
+
+  it('refuses the newcomer when its own tenant is the one over its share', () => {
+    const sut = new ClassQueues<string>();
+    for (let i = 0; i < 3; i++) sut.push('standard', of('a', 1));
+    sut.push('standard', of('b', 1));
+    expect(sut.evictOverShare('standard', 'a', 1)).toBeUndefined();
+    // b with one waiter and a weight of 1 would be at 2 against a's 3: a gives way.
+    expect(sut.evictOverShare('standard', 'b', 1)?.tenant).toBe('a');
+    // a at 2, b at 2 counting the newcomer: the newcomer is refused.
+    expect(sut.evictOverShare('standard', 'b', 1)).toBeUndefined();
+    expect(sut.evictOverShare('critical', 'b', 1)).toBeUndefined();
+  });
+});

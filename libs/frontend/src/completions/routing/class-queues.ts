@@ -1,14 +1,15 @@
 import { perClass, PRIORITY_CLASSES, PriorityClass } from '../../config/priority';
-import { RouterQueue, Waiter } from './router-queue';
+import { FairQueue } from './fair-queue';
+import { Waiter } from './router-queue';
 
 /**
  * The router queue of one model with its waiters kept by priority class (docs/security.md#priority-classes-who-may-set-x-sluice-priority): served
- * critical first, then standard, then sheddable, first come first served within a class. One
- * FIFO per class keeps every step O(1): a waiter leaves its own list, and "is anyone of this
+ * critical first, then standard, then sheddable, and within a class between tenants in proportion
+ * to their weights (`FairQueue`). A waiter leaves its own list in O(1), and "is anyone of this
  * class or higher waiting?" looks at three counts.
  */
 export class ClassQueues<T> {
-  private readonly queues = perClass(() => new RouterQueue<T>());
+  private readonly queues = perClass(() => new FairQueue<T>());
 
   /** Waiters of every class. */
   get size(): number {
@@ -16,8 +17,8 @@ export class ClassQueues<T> {
     return q.critical.size + q.standard.size + q.sheddable.size;
   }
 
-  /** The FIFO of one class, to serve (`shift`) in order. */
-  of(c: PriorityClass): RouterQueue<T> {
+  /** The queue of one class, to serve (`shift`) in order. */
+  of(c: PriorityClass): FairQueue<T> {
     return this.queues[c];
   }
 
@@ -31,14 +32,15 @@ export class ClassQueues<T> {
     return n;
   }
 
-  /** Appends to the class's FIFO; the remover is true when the waiter was still queued. */
+  /** Appends to the class's queue; the remover is true when the waiter was still queued. */
   push(c: PriorityClass, waiter: Waiter<T>): () => boolean {
     return this.queues[c].push(waiter);
   }
 
   /**
-   * Takes out the newest waiter of the lowest class below `c`, to make room for a waiter of
-   * class `c` in a full queue; undefined when every waiter is of class `c` or higher.
+   * Takes out a waiter of the lowest class below `c` (the newest of the tenant furthest over its
+   * share), to make room for a waiter of class `c` in a full queue; undefined when every waiter
+   * is of class `c` or higher.
    */
   evictBelow(c: PriorityClass): Waiter<T> | undefined {
     for (let i = PRIORITY_CLASSES.length - 1; PRIORITY_CLASSES[i] !== c; i--) {
@@ -46,5 +48,19 @@ export class ClassQueues<T> {
       if (evicted) return evicted;
     }
     return undefined;
+  }
+
+  /**
+   * Takes out the newest waiter of class `c` of the tenant furthest over its share of the queue,
+   * to make room for a newcomer of the same class from `tenant` (weight `weight`); undefined
+   * when the newcomer's tenant, counting the newcomer, would be at least as far over: then the
+   * newcomer is the one refused.
+   */
+  evictOverShare(c: PriorityClass, tenant: string, weight: number): Waiter<T> | undefined {
+    const q = this.queues[c];
+    const heaviest = q.heaviest();
+    if (!heaviest || heaviest.tenant === tenant) return undefined;
+    if (heaviest.share <= (q.waitingOf(tenant) + 1) / weight) return undefined;
+    return q.pop();
   }
 }

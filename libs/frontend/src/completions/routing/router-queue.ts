@@ -8,6 +8,9 @@ export interface Waiter<T> {
    * absent: no objective. The queue is kept in deadline order, absent last.
    */
   readonly deadlineMs?: number;
+  /** Whom it is charged to (docs/api.md#tenants) and that tenant's weight, for the fair share. */
+  readonly tenant?: string;
+  readonly weight?: number;
   resolve(value: T): void;
   reject(err: Error): void;
 }

@@ -2,6 +2,7 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AdmissionDecision } from '../../admission/admission-decision.service';
 import { CriticalWait } from '../../admission/critical-wait';
 import { FrontendConfig } from '../../config/frontend-config';
+import { RequestTenant } from '../../tenants/request-tenant';
 import { DEFAULT_PRIORITY, PriorityClass } from '../../config/priority';
 import { ServiceOverloadedError } from '../../admission/errors/service-overloaded.error';
 import { EndpointLabel } from '../../metrics/metric-names';
@@ -69,12 +70,13 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     priority: PriorityClass = DEFAULT_PRIORITY,
     maxTokens = 0,
     endpoint: EndpointLabel = 'chat_completions',
+    tenant?: RequestTenant,
   ): Lease | Promise<Lease> {
     const model = this.registry.model(modelName);
     if (!model) throw new ModelNotFoundError(modelName);
     // Every worker gone, or ejected from routing (OutlierEjection): none to send it to.
     if (model.routable === 0) throw new NoWorkersAvailableError(modelName);
-    const ask: Ask = { model, promptTokens, maxTokens, priority, endpoint };
+    const ask: Ask = { model, promptTokens, maxTokens, priority, endpoint, tenant };
     // Waiters of the same or a higher class go first; lower ones may be overtaken.
     const ahead = this.room.aheadOf(modelName, priority);
     const objective = this.gate.objectiveOf(modelName, priority);

@@ -5,6 +5,7 @@ import { OBJECTIVE_MISSED, overloadRefusal } from '../../admission/refusal';
 import { RequestMetricsService } from '../../request-metrics/request-metrics.service';
 import { WorkerRegistry } from '../../worker-monitor/worker-registry.service';
 import { ModelEntry } from '../../worker-monitor/worker-entry';
+import { RequestTenant, UNSEEN_TENANT } from '../../tenants/request-tenant';
 import { Ask } from './ask';
 import { ClassQueues } from './class-queues';
 import { Waiter } from './router-queue';
@@ -29,10 +30,11 @@ export interface WaitingRoomHost<T> {
 
 /**
  * The router queue (`--router-queue-threshold`): per model, bounded by `--router-queue-max-depth`,
- * served critical first, then standard, then sheddable, each class earliest deadline first and in
- * arrival order without one. A full queue makes room by refusing the newest waiter of a lower
- * class. Each waiter has one timer: for `--router-queue-timeout-ms`, and with a TTFT objective
- * for the moment its deadline can no longer be met.
+ * served critical first, then standard, then sheddable, each class shared between tenants by
+ * weight (`FairQueue`) and each tenant's waiters earliest deadline first and in arrival order
+ * without one. A full queue makes room by refusing the newest waiter of a lower class, else of
+ * the tenant furthest over its share. Each waiter has one timer: for `--router-queue-timeout-ms`,
+ * and with a TTFT objective for the moment its deadline can no longer be met.
  */
 export class WaitingRoom<T> {
   private readonly queues = new Map<string, ClassQueues<T>>();
@@ -67,7 +69,8 @@ export class WaitingRoom<T> {
     const { model, priority } = ask;
     // Its client left before it got here: an abort event already fired would never reach it.
     if (signal.aborted) return Promise.reject(new Error('client went away before it was queued'));
-    const q = this.roomFor(model.name, priority);
+    const tenant = ask.tenant ?? UNSEEN_TENANT;
+    const q = this.roomFor(ask, tenant);
     const timeoutAt = performance.now() + this.config.routerQueueTimeoutMs;
     return new Promise<T>((resolve, reject) => {
       const gauge = this.metrics.queued;
@@ -80,6 +83,8 @@ export class WaitingRoom<T> {
       const remove = q.push(priority, {
         promptTokens: ask.promptTokens,
         maxTokens: ask.maxTokens,
+        tenant: tenant.id,
+        weight: tenant.weight,
         ...(deadlineMs === null ? {} : { deadlineMs }),
         resolve: (value) => {
           done();
@@ -156,18 +161,29 @@ export class WaitingRoom<T> {
     }
   }
 
-  /** The model's queue with room for one of class `c`: a lower waiter gives up its place. */
-  private roomFor(model: string, c: PriorityClass): ClassQueues<T> {
+  /**
+   * The model's queue with room for the ask: a full queue makes room by refusing a waiter of a
+   * lower class, else one of its class whose tenant is further over its weighted share than the
+   * ask's tenant would be; else the ask is refused.
+   */
+  private roomFor(ask: Ask, tenant: RequestTenant): ClassQueues<T> {
+    const model = ask.model.name;
+    const c = ask.priority;
     let queue = this.queues.get(model);
     if (!queue) {
       queue = new ClassQueues<T>();
       this.queues.set(model, queue);
     }
     if (queue.size >= this.config.routerQueueMaxDepth) {
-      // Full: a waiter of a lower class gives up its place, else the newcomer is refused.
+      // Full: a waiter of a lower class gives up its place, else one of a heavier tenant.
       const evicted = queue.evictBelow(c);
-      if (!evicted) throw new ServiceOverloadedError(model, QUEUE_FULL);
-      evicted.reject(new ServiceOverloadedError(model, QUEUE_EVICTED));
+      if (evicted) {
+        evicted.reject(new ServiceOverloadedError(model, QUEUE_EVICTED));
+        return queue;
+      }
+      const over = queue.evictOverShare(c, tenant.id, tenant.weight);
+      if (!over) throw new ServiceOverloadedError(model, QUEUE_FULL);
+      over.reject(new ServiceOverloadedError(model, QUEUE_FULL));
     }
     return queue;
   }
