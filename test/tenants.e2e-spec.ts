@@ -1,32 +1,18 @@
 import { createHash } from 'node:crypto';
 import { queryRows } from './support/database';
 import { useEmbedded, useSystem } from './support/fixtures';
-import { Answer, chat, post } from './support/http';
+import { Answer, chat, post, request } from './support/http';
 import { FrontendProcess, waitFor } from './support/processes';
 
 const TOKEN = 'tenant-admin-token-1';
 const asOps = { authorization: `Bearer ${TOKEN}` };
 
-async function call(
+const call = (
   url: string,
   method = 'GET',
   body?: unknown,
   headers: Record<string, string> = asOps,
-): Promise<Answer> {
-  const res = await fetch(url, {
-    method,
-    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, text, json };
-}
+): Promise<Answer> => request(url, method, body, headers);
 
 const withKey = (key: string) => ({ authorization: `Bearer ${key}` });
 const chatAs = (fe: FrontendProcess, headers: Record<string, string>) =>

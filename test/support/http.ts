@@ -7,15 +7,25 @@ export interface Answer {
   json: unknown;
 }
 
-export async function post(
+export function post(
   url: string,
   body: unknown,
   headers: Record<string, string> = {},
 ): Promise<Answer> {
+  return request(url, 'POST', body, headers);
+}
+
+/** Any method; a body (a string as it is, else JSON) is sent as `application/json`. */
+export async function request(
+  url: string,
+  method: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   });
   const text = await res.text();
   let json: unknown;
