@@ -161,3 +161,93 @@ describe('tenant limits (two replicas)', () => {
     expect((await usageOf(B.fe, 'shared')).requests.admitted).toBe(0);
   });
 });
+
+/**
+ * docs/api.md#tenants, item 5 of issue 43: a tenant's overload 503s are counted for it whichever
+ * path answers them — the byte prescan (a JSON body of known length) and the early refusal hook
+ * (a chunked body) as well as the guard. Real PostgreSQL, NATS and a simulated worker; the test
+ * publishes the worker's load reports so it is busy exactly when it says.
+ */
+describe('tenant counters of the early overload refusals', () => {
+  const sys = useSystem({
+    database: 'tenantoverload',
+    bus: true,
+    workers: [[]],
+    frontend: [
+      '--admin-token',
+      `ops:${TOKEN}`,
+      '--admission-control',
+      'token-capacity',
+      '--active-decode-blocks-threshold',
+      '0.8',
+    ],
+  });
+
+  /** A chat request with a chunked body: the prescan leaves it to the hook. */
+  const chunkedChat = async (key: string): Promise<number> => {
+    const bytes = new TextEncoder().encode(
+      JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2 }),
+    );
+    const res = await fetch(`${sys.fe.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: new ReadableStream<Uint8Array>({
+        start(c) {
+          c.enqueue(bytes);
+          c.close();
+        },
+      }),
+      duplex: 'half',
+    });
+    await res.arrayBuffer();
+    return res.status;
+  };
+
+  it('counts the 503s of the prescan and of the early hook for the tenant, as overloaded', async () => {
+    const key = await putTenant(sys.fe, 'crowded', {});
+    const busy = () =>
+      sys.bus.report(sys.fe.namespace, {
+        worker_id: 'w-busy',
+        endpoint: sys.workers[0].url,
+        active_decode_blocks: 90,
+        max_num_batched_tokens: 8192,
+      });
+    busy();
+    // Real workers report at least every second; the test stops before the bus closes.
+    const heartbeat = setInterval(busy, 500);
+    try {
+      await refusedAndCounted(key);
+    } finally {
+      clearInterval(heartbeat);
+    }
+  });
+
+  async function refusedAndCounted(key: string): Promise<void> {
+    let refused = 0;
+    await waitFor(async () => {
+      const status = (await chatWith(sys.fe, key)).status;
+      if (status === 503) refused++;
+      return refused > 0 || undefined;
+    }, 'the busy worker refuses');
+    for (let i = 0; i < 3; i++) {
+      expect((await chatWith(sys.fe, key)).status).toBe(503);
+      expect(await chunkedChat(key)).toBe(503);
+      refused += 2;
+    }
+    expect(
+      await metricValue(sys.fe.url, 'sluice_frontend_tenant_requests_total', {
+        tenant: 'crowded',
+        outcome: 'overloaded',
+      }),
+    ).toBe(refused);
+    expect((await usageOf(sys.fe, 'crowded')).requests.overloaded).toBe(refused);
+    // A request of no configured tenant is counted as other.
+    expect((await chatWith(sys.fe, 'no-such-key')).status).toBe(503);
+    expect(
+      await metricValue(sys.fe.url, 'sluice_frontend_tenant_requests_total', {
+        tenant: 'other',
+        outcome: 'overloaded',
+      }),
+    ).toBe(1);
+  }
+});

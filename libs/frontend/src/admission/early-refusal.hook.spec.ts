@@ -7,6 +7,7 @@ import { requestPriority } from '../priority/request-priority';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { TenantDirectory } from '../tenants/tenant-directory.service';
 import { TenantIdentity } from '../tenants/tenant-identity';
+import { TenantLimits } from '../tenants/tenant-limits.service';
 import { AdmissionDecision } from './admission-decision.service';
 import { BusyModels } from './busy-models';
 import { RetryAfter } from './retry-after';
@@ -22,6 +23,7 @@ describe('installAdmission (the early refusal hook)', () => {
     answered: jest.Mock;
     refused: jest.Mock;
   };
+  let limits: { overloaded: jest.Mock };
   let handled: number;
   let decided: Array<PriorityClass | undefined>;
 
@@ -40,6 +42,7 @@ describe('installAdmission (the early refusal hook)', () => {
       answered: jest.fn(),
       refused: jest.fn(),
     };
+    limits = { overloaded: jest.fn() };
     decided = [];
     const decision = {
       decide: (body: { model?: string } | null, c?: PriorityClass) => {
@@ -60,6 +63,7 @@ describe('installAdmission (the early refusal hook)', () => {
       // The byte prescan stays disarmed: these cases are answered from the parsed body.
       [BusyModels, { any: false, anyFor: () => false }],
       [TenantIdentity, new TenantIdentity(new FrontendConfig(), new TenantDirectory())],
+      [TenantLimits, limits],
     ]);
     const app = {
       get: (token: unknown) => deps.get(token),
@@ -104,6 +108,7 @@ describe('installAdmission (the early refusal hook)', () => {
     expect(handled).toBe(0);
     expect(metrics.rejected).toHaveBeenCalledWith('busy', 'chat_completions', 'standard');
     expect(metrics.answered).toHaveBeenCalledWith('busy', 'chat_completions', true, 'overload');
+    expect(limits.overloaded).toHaveBeenCalledWith('default');
   });
 
   it('judges the request by the class in its priority header, and keeps the class beside it', async () => {
@@ -162,6 +167,7 @@ describe('installAdmission (the early refusal hook)', () => {
     expect(res.headers).not.toHaveProperty('retry-after');
     expect(res.rawPayload.equals(DRAINING.payload)).toBe(true);
     expect(metrics.rejected).not.toHaveBeenCalled();
+    expect(limits.overloaded).not.toHaveBeenCalled();
     expect(metrics.answered).toHaveBeenCalledWith(
       'draining',
       'chat_completions',

@@ -6,6 +6,7 @@ import { EndpointLabel, endpointLabelFor } from '../metrics/metric-names';
 import { PriorityReader, setRequestPriority } from '../priority/request-priority';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { TenantIdentity } from '../tenants/tenant-identity';
+import { TenantLimits } from '../tenants/tenant-limits.service';
 import { AdmissionDecision } from './admission-decision.service';
 import { AnswerRefusal, installPrescan, overloadPrescans, RawReplyFor } from './overload-prescan';
 import { countRefusal, writeRefusal } from './refusal';
@@ -41,9 +42,16 @@ export function installAdmission(app: NestFastifyApplication, replyFor: RawReply
   const retryAfter = app.get(RetryAfter);
   const priority = new PriorityReader(config.priorityHeader);
   const tenants = app.get(TenantIdentity);
+  const limits = app.get(TenantLimits);
 
-  const answer: AnswerRefusal = (reply, refusal, endpoint, body, c: PriorityClass) => {
+  const answer: AnswerRefusal = (reply, refusal, endpoint, body, c: PriorityClass, headers) => {
     countRefusal(metrics, endpoint, body, refusal, c);
+    // The tenant's `overloaded` count, as the guard counts its own 503s: a header read and a
+    // map lookup (the key's digest is remembered), no error built.
+    if (refusal.rejection) {
+      const tenant = tenants.chargedTo(headers);
+      if (tenant !== undefined) limits.overloaded(tenant);
+    }
     writeRefusal(reply, refusal, retryAfter.of(body?.model));
   };
   const hookFor = (endpoint: EndpointLabel): PreHandler =>
@@ -55,7 +63,7 @@ export function installAdmission(app: NestFastifyApplication, replyFor: RawReply
       const body = request.body as { model?: unknown; stream?: unknown } | null | undefined;
       const refusal = decision.decide(body, c);
       if (refusal === null) return done();
-      answer(reply, refusal, endpoint, body, c);
+      answer(reply, refusal, endpoint, body, c, request.headers);
     };
   const { prescan, replay } = overloadPrescans(app, priority, answer, replyFor, (h) =>
     tenants.refuses(h),

@@ -29,6 +29,8 @@ export type AnswerRefusal = (
   endpoint: EndpointLabel,
   body: { model?: unknown; stream?: unknown } | null | undefined,
   priority: PriorityClass,
+  /** The request's headers: the tenant an overload refusal is counted for (docs/api.md#tenants). */
+  headers: IncomingHttpHeaders,
 ) => void;
 
 /**
@@ -77,7 +79,8 @@ export function overloadPrescans(
     armedFor,
     (req, res, fields, { c, endpoint }, arrivedMs) => {
       const refusal = decision.decide(fields, c);
-      if (refusal !== null) answer(replyFor(req, res, arrivedMs), refusal, endpoint, fields, c);
+      if (refusal !== null)
+        answer(replyFor(req, res, arrivedMs), refusal, endpoint, fields, c, req.headers);
       return refusal !== null;
     },
     bodyLimit,

@@ -75,7 +75,7 @@ export const metricProviders = [
   }),
   makeCounterProvider({
     name: METRIC.tenantRequests,
-    help: 'Requests by tenant (a configured tenant id, else other) and outcome: admitted, rate_limited (429), overloaded (503 after the tenant was known)',
+    help: 'Requests by tenant (a configured tenant id, else other) and outcome: admitted, rate_limited (429), overloaded (the overload 503)',
     labelNames: ['tenant', 'outcome'],
   }),
   makeCounterProvider({

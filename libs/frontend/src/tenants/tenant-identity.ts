@@ -63,6 +63,16 @@ export class TenantIdentity {
     return found === null || found instanceof Error;
   }
 
+  /**
+   * The tenant a refusal of the early paths is counted for: they let by only requests
+   * `refuses` does not, so this is the tenant the guard would have found. A header read and a
+   * map lookup (a key's digest is remembered by the directory); undefined if none.
+   */
+  chargedTo(headers: Headers): string | undefined {
+    const found = this.find(headers);
+    return typeof found === 'string' ? found : undefined;
+  }
+
   /** The class the request is served as: at most the tenant's `priority`. */
   capped(tenant: string, claimed: PriorityClass): PriorityClass {
     const cap = this.directory.get(tenant)?.priority as PriorityClass | null | undefined;

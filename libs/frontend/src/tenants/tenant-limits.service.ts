@@ -48,6 +48,8 @@ export class TenantLimits implements OnApplicationBootstrap, OnModuleDestroy {
   /** Consumption not yet sent to the other replicas: tenant → [requests, tokens]. */
   private pending = new Map<string, [number, number]>();
   private timer: NodeJS.Timeout | undefined;
+  /** The `overloaded` child of each label, kept: the early refusal paths count through it. */
+  private readonly overloadedCounters = new Map<string, Counter.Internal>();
 
   constructor(
     private readonly config: FrontendConfig,
@@ -74,7 +76,13 @@ export class TenantLimits implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** A request of the tenant refused with the overload 503 after the tenant was known. */
   overloaded(tenant: string): void {
-    this.requests.inc({ tenant: this.label(tenant), outcome: 'overloaded' });
+    const label = this.label(tenant);
+    let counter = this.overloadedCounters.get(label);
+    if (counter === undefined) {
+      counter = this.requests.labels(label, 'overloaded');
+      this.overloadedCounters.set(label, counter);
+    }
+    counter.inc();
     this.record(tenant, 'overloaded', 1);
   }
 
