@@ -62,6 +62,9 @@ describe('the compose database role', () => {
     expect(owned.map((t) => t.tablename)).toEqual([
       'migrations',
       'model_thresholds',
+      'tenant_audit',
+      'tenant_keys',
+      'tenants',
       'threshold_audit',
     ]);
     expect(owned.every((t) => t.tableowner === role)).toBe(true);

@@ -16,6 +16,7 @@ const SAFETY_MIGRATION = 'AddThresholdChangeSafety1796156400000';
 /** The migrations after it, reverted first (newest first). */
 const ADMISSION_MIGRATION = 'AddAdmissionControl1796157600000';
 const TTFT_MIGRATION = 'AddTtftObjective1796158800000';
+const TENANT_MIGRATION = 'CreateTenantTables1796160000000';
 const values = (v: Partial<ThresholdValues>): ThresholdValues => ({ ...NONE, ...v });
 /** Generous: a revert is due after 1 s; how soon it is found is not what these tests judge. */
 const DEADLINE_MS = 30_000;
@@ -172,6 +173,7 @@ describe.each([
     const a = await sut.applyChange('a', { activeDecodeBlocks: 0.7 }, META);
     const b = await sut.applyChange('b', { waitingRequests: 2 }, META);
     const a2 = await sut.applyChange('a', { waitingRequests: 1 }, META);
+    expect(await revertLastMigration(dataSource)).toBe(TENANT_MIGRATION);
     expect(await revertLastMigration(dataSource)).toBe(TTFT_MIGRATION);
     expect(await revertLastMigration(dataSource)).toBe(ADMISSION_MIGRATION);
     expect(await revertLastMigration(dataSource)).toBe(SAFETY_MIGRATION);
@@ -187,6 +189,7 @@ describe.each([
         SAFETY_MIGRATION,
         ADMISSION_MIGRATION,
         TTFT_MIGRATION,
+        TENANT_MIGRATION,
       ]);
     }
     expect(await sut.loadState('a')).toEqual({ values: a2.after, version: a2.audit.id });
