@@ -25,8 +25,11 @@ export interface ScenarioOutcome {
 
 const value = (f: Figure, x: number): string => (f.unit === '×' ? x.toFixed(2) : fmt(x));
 const unit = (f: Figure): string => (f.unit === '×' ? '×' : ` ${f.unit}`);
-const target = (t: Target | undefined, f: Figure): string =>
-  t ? `${t.op} ${value(f, t.value)}${unit(f)}` : '–';
+function target(t: Target | undefined, f: Figure): string {
+  if (!t) return '–';
+  if (t.op === 'within') return `${value(f, t.value)} – ${value(f, t.upper)}${unit(f)}`;
+  return `${t.op} ${value(f, t.value)}${unit(f)}`;
+}
 
 function row(scenario: string, f: Figure): string {
   const xs = f.rounds;

@@ -1,5 +1,5 @@
 import { describeProcess, requireLikeForLike } from './processes';
-import { atLeast, below, figure, verdict } from './scenario';
+import { atLeast, below, figure, verdict, within } from './scenario';
 
 describe('verdict', () => {
   it('is met only when every round meets the target', () => {
@@ -10,6 +10,12 @@ describe('verdict', () => {
   it('straddles when some rounds meet it and some do not', () => {
     expect(verdict(figure('ratio', '×', [0.98, 1.05, 1.1], atLeast(1)))).toBe('straddles');
     expect(verdict(figure('p99', 'ms', [5, 3], below(5)))).toBe('straddles');
+  });
+
+  it('judges a range with both ends included', () => {
+    expect(verdict(figure('ratio', '×', [0.9, 1, 1.1], within(0.9, 1.1)))).toBe('met');
+    expect(verdict(figure('ratio', '×', [0.89, 1, 1.2], within(0.9, 1.1)))).toBe('straddles');
+    expect(verdict(figure('ratio', '×', [0.5, 1.11], within(0.9, 1.1)))).toBe('missed');
   });
 
   it('is missed when no round meets it, and absent without a target or rounds', () => {

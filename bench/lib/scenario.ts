@@ -7,15 +7,16 @@ import type { BenchContext } from './context';
 import type { ProcessInfo } from './processes';
 import { rotate } from './util';
 
-/** What a figure is judged against, e.g. `atLeast(0.9)` or `below(10)`. */
-export interface Target {
-  readonly op: '≥' | '≤' | '<';
-  readonly value: number;
-}
+/** What a figure is judged against, e.g. `atLeast(0.9)`, `below(10)` or `within(0.9, 1.1)`. */
+export type Target =
+  | { readonly op: '≥' | '≤' | '<'; readonly value: number }
+  /** Between `value` and `upper`, both included. */
+  | { readonly op: 'within'; readonly value: number; readonly upper: number };
 
 export const atLeast = (value: number): Target => ({ op: '≥', value });
 export const atMost = (value: number): Target => ({ op: '≤', value });
 export const below = (value: number): Target => ({ op: '<', value });
+export const within = (lo: number, hi: number): Target => ({ op: 'within', value: lo, upper: hi });
 
 /** One figure: a value per round (or window, or block of trials), never a single run. */
 export interface Figure {
@@ -40,6 +41,7 @@ export type Verdict = 'met' | 'missed' | 'straddles';
 export function meets(t: Target, x: number): boolean {
   if (t.op === '≥') return x >= t.value;
   if (t.op === '≤') return x <= t.value;
+  if (t.op === 'within') return x >= t.value && x <= t.upper;
   return x < t.value;
 }
 
