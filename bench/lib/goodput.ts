@@ -135,19 +135,27 @@ export interface PointSpec {
   objectiveMs: number | null;
   /** Priority mix, e.g. `critical=0.5,sheddable=0.5`; none: no priority header. */
   mix?: string;
+  /** A tenant's API key, sent as `Authorization: Bearer`; none: no key (tenant `default`). */
+  bearer?: string;
 }
 
 /** One point: open-loop arrivals at `rate`, then a wait until the workers are idle again. */
 export async function runPoint(g: BenchGroup, s: PointSpec): Promise<PointResult> {
-  const r = await runTool<PointResult>(g, 'tools/goodput-client.js', [
+  const r = await sendLoad(g, s);
+  await settle(s.observer);
+  return r;
+}
+
+/** The open-loop arrivals of one point, without the wait for idle workers after it. */
+export function sendLoad(g: BenchGroup, s: PointSpec): Promise<PointResult> {
+  return runTool<PointResult>(g, 'tools/goodput-client.js', [
     ...[String(s.warmupS), s.mix ?? '-', s.objectiveMs === null ? '-' : String(s.objectiveMs)],
+    ...(s.bearer === undefined ? [] : ['--bearer', s.bearer]),
     ...loadgenFlags(s.target.url, [
       ...['--rate', String(s.rate), '--duration', String(s.durationS)],
       ...['--drain-timeout', String(s.drainS)],
     ]),
   ]);
-  await settle(s.observer);
-  return r;
 }
 
 /**

@@ -9,6 +9,7 @@ import { reactionScenario } from './reaction';
 import { realEngineScenario } from './real-engine';
 import { rejectionScenario } from './rejection';
 import { sharedReservationsScenario } from './shared-reservations';
+import { tenantsScenario } from './tenants';
 
 /** Every scenario, in the order `npm run bench` runs them (bench/README.md: adding one). */
 export const SCENARIOS: Scenario[] = [
@@ -20,6 +21,7 @@ export const SCENARIOS: Scenario[] = [
   sharedReservationsScenario,
   goodputScenario,
   priorityScenario,
+  tenantsScenario,
   memoryScenario,
   bridgeScenario,
 ];

@@ -5,7 +5,7 @@
  * and the drain, and the time to first token of requests that were still streaming (or still
  * waiting) when the drain timeout cut them off. Prints one JSON line.
  *
- *   node .bench/bench/tools/goodput-client.js WARMUP_S MIX OBJECTIVE_MS [loadgen flags: --url --rate --duration ...]
+ *   node .bench/bench/tools/goodput-client.js WARMUP_S MIX OBJECTIVE_MS [--bearer KEY] [loadgen flags: --url --rate --duration ...]
  *
  * Every figure is of the requests that *arrived* in the window [WARMUP_S, duration), whenever
  * they ended: goodput is how many of those succeeded, per second of the window (a request that
@@ -22,6 +22,8 @@
  * sends the same classes in the same order) and reports each class's figures too, and how many
  * requests of a lower class were admitted in a second of the window in which a critical request
  * arrived that was refused (`lower_admitted_while_critical_refused`).
+ *
+ * `--bearer KEY` sends `Authorization: Bearer KEY` on every request (a tenant's key).
  */
 import { setMaxListeners } from 'node:events';
 import { Pool } from 'undici';
@@ -87,6 +89,7 @@ async function send(
   signal: AbortSignal,
   t0: number,
   priority: string | undefined,
+  auth: Record<string, string>,
 ): Promise<Rec> {
   const at = realClock.now() - t0;
   const start = performance.now();
@@ -106,6 +109,7 @@ async function send(
       method: 'POST',
       headers: {
         'content-type': 'application/json',
+        ...auth,
         ...(priority ? { 'x-sluice-priority': priority } : {}),
       },
       body: buildRequestBody(o, index),
@@ -157,7 +161,11 @@ async function main(): Promise<void> {
   const objectiveMs = process.argv[4] === '-' ? null : Number(process.argv[4]);
   if (objectiveMs !== null && !(objectiveMs > 0))
     throw new Error(`bad objective "${process.argv[4]}"`);
-  const cmd = parseLoadgenArgs(process.argv.slice(5));
+  const rest = process.argv.slice(5);
+  const bearerAt = rest.indexOf('--bearer');
+  const auth: Record<string, string> =
+    bearerAt < 0 ? {} : { authorization: `Bearer ${rest.splice(bearerAt, 2)[1]}` };
+  const cmd = parseLoadgenArgs(rest);
   if (cmd.kind !== 'run' || !cmd.options.stream)
     throw new Error('expected loadgen flags with --stream');
   const o = cmd.options;
@@ -179,7 +187,7 @@ async function main(): Promise<void> {
     t0,
     clock: realClock,
     onArrival: (index) => {
-      const p = send(pool, o, index, abort.signal, t0, classOf(mix, index))
+      const p = send(pool, o, index, abort.signal, t0, classOf(mix, index), auth)
         .then((r) => void recs.push(r))
         .finally(() => pending.delete(p));
       pending.add(p);

@@ -1,0 +1,220 @@
+import { BenchContext, BenchGroup } from '../lib/context';
+import {
+  alone,
+  fleetCapacity,
+  PointResult,
+  sendLoad,
+  settle,
+  startFleetFrontend,
+  startSimWorkers,
+} from '../lib/goodput';
+import { describeProcess, requireLikeForLike } from '../lib/processes';
+import {
+  atLeast,
+  atMost,
+  below,
+  figure,
+  Plan,
+  Scenario,
+  ScenarioResult,
+  within,
+} from '../lib/scenario';
+import { Started } from '../lib/sluice';
+import { createTenant, TENANT_ADMIN_FLAGS } from '../lib/tenants';
+import { fmt, rotate, uniqueNamespace } from '../lib/util';
+import { tenantsDetails } from './tenants-details';
+
+/** Requests the router queue holds: about a second of the two workers' capacity. */
+export const QUEUE_DEPTH = 64;
+/**
+ * Prompt tokens in flight per worker before requests wait, in engine steps' budgets (8,192
+ * tokens): ~190 requests of the load, ~80 % of a simulated worker's KV blocks, about where the
+ * goodput scenario's decode threshold (0.85) holds it.
+ */
+export const QUEUE_THRESHOLD = 24;
+/**
+ * No busy-threshold refusal (it comes before the queue and does not know tenants): overload is
+ * bounded by the router queue alone.
+ */
+export const FAIR_SHARE_FLAGS = [
+  ...['--admission-control', 'none', '--router-queue-threshold', String(QUEUE_THRESHOLD)],
+  ...['--router-queue-max-depth', String(QUEUE_DEPTH), ...TENANT_ADMIN_FLAGS],
+];
+/** Offered loads, as multiples of capacity. */
+export const LOAD = { heavy: 4, light: 0.3, weighted: 2 } as const;
+export const WEIGHTED = 3;
+
+/** What each point sends: A and B with keys of equal weight, without keys, B alone, 3:1. */
+export const POINTS = ['equal', 'none', 'alone', 'weighted'] as const;
+export type PointId = (typeof POINTS)[number];
+
+export interface Pair {
+  point: PointId;
+  round: number;
+  a: PointResult | null;
+  b: PointResult;
+}
+
+export interface Run {
+  capacity: number;
+  durationS: number;
+  warmupS: number;
+  drainS: number;
+  rounds: number;
+}
+
+/**
+ * Weighted fair share between tenants on a saturated fleet (docs/api.md#tenants, decision 0195;
+ * issue 43): the goodput scenario's two simulated workers, one frontend with tenants and the
+ * router queue, and two open-loop clients at once, one per tenant key.
+ */
+export const tenantsScenario: Scenario = {
+  id: 'tenants',
+  title: 'Tenant fair share on a saturated fleet',
+  plan: (quick) => (quick ? { rounds: 1, seconds: 130 } : { rounds: 3, seconds: 330 }),
+  async run(ctx: BenchContext, plan: Plan): Promise<ScenarioResult> {
+    const g = ctx.group();
+    try {
+      const ns = uniqueNamespace('tenants');
+      await startSimWorkers(g, ctx, ns);
+      const [off, fe] = await Promise.all([
+        startFleetFrontend(g, ctx, ns, 'off', ['--admission-control', 'none']),
+        startFleetFrontend(g, ctx, ns, 'tenants', FAIR_SHARE_FLAGS),
+      ]);
+      const processes = [
+        describeProcess('frontend, tenants and router queue', fe.proc.pid),
+        describeProcess('frontend without shedding (capacity probe)', off.proc.pid),
+      ];
+      requireLikeForLike(processes);
+      const keys = {
+        a: await createTenant(fe, 'tenant-a', 1),
+        b: await createTenant(fe, 'tenant-b', 1),
+        a3: await createTenant(fe, 'tenant-a3', WEIGHTED),
+        b1: await createTenant(fe, 'tenant-b1', 1),
+      };
+      const capacity = await fleetCapacity(g, [off, fe], off, ctx.quick);
+      ctx.log(`capacity ${fmt(capacity)} req/s`);
+      // A request takes ~6 s at capacity (64 decode steps of ~100 ms): the drain lets the window's
+      // last arrivals finish.
+      const [durationS, warmupS, drainS] = ctx.quick ? [10, 3, 8] : [12, 4, 8];
+      const run: Run = { capacity, durationS, warmupS, drainS, rounds: plan.rounds };
+      const rate = (x: number): number => Math.round(x * capacity * 10) / 10;
+      const sends: Record<PointId, Array<{ key?: string; rate: number }>> = {
+        equal: [
+          { key: keys.a, rate: rate(LOAD.heavy) },
+          { key: keys.b, rate: rate(LOAD.light) },
+        ],
+        none: [{ rate: rate(LOAD.heavy) }, { rate: rate(LOAD.light) }],
+        alone: [{ key: keys.b, rate: rate(LOAD.light) }],
+        weighted: [
+          { key: keys.a3, rate: rate(LOAD.weighted) },
+          { key: keys.b1, rate: rate(LOAD.weighted) },
+        ],
+      };
+      const pairs: Pair[] = [];
+      for (let round = 0; round < plan.rounds; round++) {
+        for (const point of rotate(POINTS, round)) {
+          const rs = await alone([off, fe], [fe], () =>
+            sendAll(
+              g,
+              fe,
+              run,
+              sends[point].map((s) => ({ bearer: s.key, rate: s.rate })),
+            ),
+          );
+          const pair: Pair = {
+            point,
+            round,
+            a: rs.length > 1 ? rs[0] : null,
+            b: rs[rs.length - 1],
+          };
+          pairs.push(pair);
+          ctx.log(
+            `${point}: B refused ${fmt(100 * pair.b.rejection_ratio, 2)} %, B TTFT p99 ` +
+              `${fmt(pair.b.ttft_p99_ms, 0)} ms, A ${fmt(pair.a?.goodput_rps)} + B ` +
+              `${fmt(pair.b.goodput_rps)} req/s succeeded`,
+          );
+        }
+      }
+      return { figures: figures(pairs, run), details: tenantsDetails(pairs, run), processes };
+    } finally {
+      await g.stopAll();
+    }
+  },
+};
+
+/** The clients of one point at once, one per tenant key, then a wait for idle workers. */
+async function sendAll(
+  g: BenchGroup,
+  fe: Started,
+  run: Run,
+  sends: Array<{ bearer?: string; rate: number }>,
+): Promise<PointResult[]> {
+  const { durationS, warmupS, drainS } = run;
+  const rs = await Promise.all(
+    sends.map((s) =>
+      sendLoad(g, {
+        ...{ target: fe, observer: fe, rate: s.rate, bearer: s.bearer, objectiveMs: null },
+        ...{ durationS, warmupS, drainS },
+      }),
+    ),
+  );
+  await settle(fe);
+  return rs;
+}
+
+/** One value per round: `f` of the round's point. */
+function perRound(pairs: Pair[], run: Run, point: PointId, f: (x: Pair) => number): number[] {
+  return Array.from({ length: run.rounds }, (_, round) => {
+    const x = pairs.find((y) => y.round === round && y.point === point);
+    return x ? f(x) : NaN;
+  });
+}
+
+export const admitted = (r: PointResult): number => r.window_arrivals - r.window_rejected;
+export const bRefused = (x: Pair): number => 100 * x.b.rejection_ratio;
+const total = (x: Pair): number => (x.a?.goodput_rps ?? 0) + x.b.goodput_rps;
+
+function figures(pairs: Pair[], run: Run): ScenarioResult['figures'] {
+  const ttftOfAlone = (x: Pair): number => {
+    const solo = pairs.find((y) => y.round === x.round && y.point === 'alone');
+    return (x.b.ttft_p99_ms ?? NaN) / (solo?.b.ttft_p99_ms ?? NaN);
+  };
+  const ofCapacity = (x: Pair): number => total(x) / run.capacity;
+  const ratio = (x: Pair): number => (x.a ? admitted(x.a) : NaN) / admitted(x.b) / WEIGHTED;
+  const equal = `Tenants of equal weight, A ${LOAD.heavy}× and B ${LOAD.light}× capacity`;
+  const none = `No tenant keys, the same load`;
+  return [
+    figure(
+      `${equal}: B's requests refused`,
+      '%',
+      perRound(pairs, run, 'equal', bRefused),
+      below(1),
+    ),
+    figure(
+      `${equal}: B's TTFT p99 ÷ B's alone`,
+      '×',
+      perRound(pairs, run, 'equal', ttftOfAlone),
+      atMost(1.5),
+    ),
+    figure(
+      `${equal}: successful requests/s of both ÷ capacity`,
+      '×',
+      perRound(pairs, run, 'equal', ofCapacity),
+      atLeast(0.9),
+    ),
+    figure(
+      `Weights ${WEIGHTED}:1, both ${LOAD.weighted}× capacity: admitted A ÷ admitted B ÷ ${WEIGHTED}`,
+      '×',
+      perRound(pairs, run, 'weighted', ratio),
+      within(0.9, 1.1),
+    ),
+    figure(`${none}: B's requests refused`, '%', perRound(pairs, run, 'none', bRefused)),
+    figure(`${none}: B's TTFT p99 ÷ B's alone`, '×', perRound(pairs, run, 'none', ttftOfAlone)),
+    figure(
+      `${none}: successful requests/s ÷ capacity`,
+      '×',
+      perRound(pairs, run, 'none', ofCapacity),
+    ),
+  ];
+}
