@@ -13,7 +13,7 @@ import { NGINX_INSTALL_HINT, nginxBinary } from './lib/nginx';
 import { ForeignLoadMonitor, machineInfo } from './lib/procfs';
 import { renderReport, ScenarioOutcome } from './lib/report';
 import { Scenario, verdict } from './lib/scenario';
-import { createDatabase, dropDatabase } from './lib/sluice';
+import { createDatabase, dropDatabase, tenantsDatabase } from './lib/sluice';
 import { SCENARIOS } from './scenarios';
 
 interface Args {
@@ -90,6 +90,7 @@ async function main(): Promise<void> {
     log(`${sig}: stopping every process the bench started`);
     void stopEverything()
       .then(() => dropDatabase(dbName))
+      .then(() => dropDatabase(tenantsDatabase(`postgres:///${dbName}`)))
       .catch(() => undefined)
       .finally(() => process.exit(130));
   };

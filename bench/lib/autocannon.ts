@@ -9,6 +9,8 @@ export interface CannonOptions {
   durationS: number;
   /** Overall request rate limit; unset = as fast as it goes. */
   rate?: number;
+  /** Request headers besides `content-type`. */
+  headers?: Record<string, string>;
 }
 
 export interface CannonResult {
@@ -29,6 +31,7 @@ export async function autocannon(group: ProcessGroup, o: CannonOptions): Promise
   const args = [
     ...['-c', String(o.connections ?? 50), '-d', String(o.durationS)],
     ...['-m', o.method ?? 'POST', '-H', 'content-type=application/json'],
+    ...Object.entries(o.headers ?? {}).flatMap(([k, v]) => ['-H', `${k}=${v}`]),
     ...(o.body ? ['-b', o.body] : []),
     ...(o.rate ? ['-R', String(o.rate)] : []),
     '--json',

@@ -27,11 +27,12 @@ export function fixedRate(
     body: string;
     connections?: number;
     warmupS?: number;
+    headers?: Record<string, string>;
   },
 ): Promise<FixedRateResult> {
   return runTool<FixedRateResult>(g, 'tools/fixed-rate.js', [
     ...[o.url, String(o.rate), String(o.durationS), o.body],
-    ...[String(o.connections ?? 64), String(o.warmupS ?? 0)],
+    ...[String(o.connections ?? 64), String(o.warmupS ?? 0), JSON.stringify(o.headers ?? {})],
   ]);
 }
 

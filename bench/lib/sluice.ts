@@ -1,6 +1,7 @@
 import * as testkit from '@sluice/testkit';
 import { ProcessGroup, runMigrations, SpawnOptions, Started } from '@sluice/testkit';
 import { Client } from 'pg';
+import { request } from 'undici';
 
 export type { Started } from '@sluice/testkit';
 
@@ -32,6 +33,60 @@ export function startWorker(
   options: SpawnOptions = {},
 ): Promise<Started> {
   return testkit.startWorker({ ...options, flags, group });
+}
+
+/** The tenants of a "Sluice with tenants": limits set, far above what a bench run sends. */
+const TENANTS = [
+  { id: 'acme', weight: 3 },
+  { id: 'globex', weight: 1 },
+  { id: 'initech', weight: 1 },
+];
+const TENANT_LIMITS = {
+  requests_per_minute: 100_000_000,
+  tokens_per_minute: 2_000_000_000,
+  max_concurrency: 100_000,
+};
+
+/** The database of a scenario's "Sluice with tenants": the bench's, suffixed. */
+export const tenantsDatabase = (databaseUrl: string): string =>
+  `${new URL(databaseUrl).pathname.slice(1)}_tenants`;
+
+async function admin(method: 'PUT' | 'POST', url: string, body: unknown): Promise<string> {
+  const res = await request(url, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await res.body.text();
+  if (res.statusCode !== 201) throw new Error(`${method} ${url}: ${res.statusCode} ${text}`);
+  return text;
+}
+
+/**
+ * "Sluice with tenants", as an operator who hands out keys runs it: the frontend with `o.flags`
+ * plus `--require-tenant`, on a database of its own (`tenantsDatabase`, so the plain frontend's
+ * holds no tenants; drop it after the group stops), with three tenants created through
+ * `/tenants`, each with limits and a key. Returns the frontend and the first tenant's key.
+ */
+export async function startFrontendWithTenants(
+  group: ProcessGroup,
+  o: FrontendOptions,
+): Promise<{ fe: Started; key: string }> {
+  const databaseUrl = await createDatabase(group, tenantsDatabase(o.databaseUrl));
+  const fe = await startFrontend(group, {
+    ...o,
+    databaseUrl,
+    flags: [...(o.flags ?? []), '--require-tenant'],
+  });
+  const keys: string[] = [];
+  for (const t of TENANTS) {
+    await admin('PUT', `${fe.url}/tenants/${t.id}`, { weight: t.weight, ...TENANT_LIMITS });
+    const created = JSON.parse(await admin('POST', `${fe.url}/tenants/${t.id}/keys`, {})) as {
+      key: string;
+    };
+    keys.push(created.key);
+  }
+  return { fe, key: keys[0] };
 }
 
 const adminClient = (): Client =>

@@ -3,7 +3,9 @@
  * each request's scheduled send time), with microsecond resolution — autocannon's latency
  * histogram only resolves whole milliseconds. Prints one JSON line on stdout.
  *
- *   node .bench/bench/tools/fixed-rate.js URL RATE DURATION_S BODY [CONNECTIONS] [WARMUP_S]
+ *   node .bench/bench/tools/fixed-rate.js URL RATE DURATION_S BODY [CONNECTIONS] [WARMUP_S] [HEADERS]
+ *
+ * HEADERS (default `{}`): a JSON object of request headers sent besides `content-type`.
  *
  * WARMUP_S (default 0): the same traffic is sent for this long first and not recorded, so the
  * figures are of the steady state rather than of this client opening its connections and
@@ -20,7 +22,7 @@ function pct(sorted: Float64Array, p: number): number | null {
 }
 
 async function main(): Promise<void> {
-  const [url, rateArg, durationArg, body, connArg, warmupArg] = process.argv.slice(2);
+  const [url, rateArg, durationArg, body, connArg, warmupArg, headersArg] = process.argv.slice(2);
   const rate = Number(rateArg);
   const durationS = Number(durationArg);
   const warmup = Math.round(rate * Number(warmupArg ?? 0));
@@ -38,7 +40,10 @@ async function main(): Promise<void> {
   const elapsedUs = (): number => Number(process.hrtime.bigint() - t0) / 1000;
 
   const path = target.pathname;
-  const headers = { 'content-type': 'application/json' };
+  const headers = {
+    'content-type': 'application/json',
+    ...(JSON.parse(headersArg ?? '{}') as Record<string, string>),
+  };
   // undici's dispatch with a bare handler: no promise, response object or body stream per
   // request, so this client takes as little of its core (shared with the worker in the admitted scenario)
   // as it can, and its own turns add as little as they can to the latencies it measures.
