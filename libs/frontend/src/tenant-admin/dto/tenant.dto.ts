@@ -2,16 +2,19 @@ import { ApiProperty } from '@nestjs/swagger';
 
 /** One API key of a tenant: its id and when it was made; the key itself is never shown again. */
 export class TenantKeyDto {
+  @ApiProperty()
   key_id!: string;
-  /** ISO-8601. */
+  @ApiProperty({ description: 'ISO-8601' })
   created_at!: string;
 }
 
 /** A tenant as `GET /tenants/{id}` answers it. */
 export class TenantDto {
-  /** Letters, digits, `.`, `_`, `-`; 1 to 64 characters. */
+  @ApiProperty({ description: 'Letters, digits, `.`, `_`, `-`; 1 to 64 characters' })
   id!: string;
-  /** Share of a saturated model's capacity relative to other tenants; > 0, default 1. */
+  @ApiProperty({
+    description: "Share of a saturated model's capacity relative to other tenants; > 0, default 1",
+  })
   weight!: number;
   /** Requests admitted per minute at most; null: no limit. */
   @ApiProperty({ type: Number, nullable: true })
@@ -25,12 +28,16 @@ export class TenantDto {
   /** The highest priority class the tenant may ask for with `x-sluice-priority`; null: any. */
   @ApiProperty({ enum: ['critical', 'standard', 'sheddable'], nullable: true })
   priority!: string | null;
+  @ApiProperty({ type: [TenantKeyDto] })
   keys!: TenantKeyDto[];
+  @ApiProperty({ description: 'ISO-8601' })
   created_at!: string;
+  @ApiProperty({ description: 'ISO-8601' })
   updated_at!: string;
 }
 
 export class TenantListDto {
+  @ApiProperty({ type: [TenantDto] })
   tenants!: TenantDto[];
   /** Pass as `after` for the next page; null on the last page. */
   @ApiProperty({ type: String, nullable: true })
@@ -65,41 +72,88 @@ export class PutTenantDto {
 }
 
 export class NewKeyDto {
-  /** The key, shown this once: the store keeps only its SHA-256 digest. */
+  @ApiProperty({
+    example: 'sk-sluice-…',
+    description: 'The key, shown this once: the store keeps only its SHA-256 digest',
+  })
   key!: string;
+  @ApiProperty()
   key_id!: string;
 }
 
 export class TenantAuditEntryDto {
+  @ApiProperty()
   id!: string;
+  @ApiProperty({ description: 'ISO-8601' })
   at!: string;
+  @ApiProperty({ description: "the admin token's name" })
   actor!: string;
+  @ApiProperty()
   tenant!: string;
-  /** `put`, `delete`, `key_created` or `key_deleted`. */
+  @ApiProperty({ enum: ['put', 'delete', 'key_created', 'key_deleted'] })
   action!: string;
   /** The tenant before the change (its settings and key ids); null when it did not exist. */
   @ApiProperty({ type: Object, nullable: true })
   before!: object | null;
   @ApiProperty({ type: Object, nullable: true })
   after!: object | null;
+  @ApiProperty()
   source!: string;
   @ApiProperty({ type: String, nullable: true })
   reason!: string | null;
 }
 
 export class TenantAuditPageDto {
+  @ApiProperty({ type: [TenantAuditEntryDto] })
   entries!: TenantAuditEntryDto[];
   @ApiProperty({ type: String, nullable: true })
   next!: string | null;
 }
 
+export class TenantRequestsUsageDto {
+  @ApiProperty()
+  admitted!: number;
+  @ApiProperty({ description: 'refused 429: over one of its limits' })
+  rate_limited!: number;
+  @ApiProperty({ description: 'refused 503: the fleet was full' })
+  overloaded!: number;
+}
+
+export class TenantTokensUsageDto {
+  @ApiProperty()
+  prompt!: number;
+  @ApiProperty()
+  completion!: number;
+}
+
+export class TenantLastMinuteDto {
+  @ApiProperty()
+  requests!: number;
+  @ApiProperty()
+  tokens!: number;
+  @ApiProperty()
+  in_flight!: number;
+}
+
 export class TenantUsageDto {
+  @ApiProperty()
   tenant!: string;
+  @ApiProperty({ example: '1h' })
   window!: string;
-  /** Requests of the tenant on this replica over the window, by outcome. */
-  requests!: { admitted: number; rate_limited: number; overloaded: number };
-  /** Tokens of its admitted requests on this replica over the window (actual usage). */
-  tokens!: { prompt: number; completion: number };
-  /** The last minute as the tenant's limits count it: every replica's consumption, and in flight here. */
-  last_minute!: { requests: number; tokens: number; in_flight: number };
+  @ApiProperty({
+    type: TenantRequestsUsageDto,
+    description: 'Requests of the tenant on this replica over the window, by outcome',
+  })
+  requests!: TenantRequestsUsageDto;
+  @ApiProperty({
+    type: TenantTokensUsageDto,
+    description: 'Tokens of its admitted requests on this replica over the window (actual usage)',
+  })
+  tokens!: TenantTokensUsageDto;
+  @ApiProperty({
+    type: TenantLastMinuteDto,
+    description:
+      "The last minute as the tenant's limits count it: every replica's consumption, and in flight here",
+  })
+  last_minute!: TenantLastMinuteDto;
 }
