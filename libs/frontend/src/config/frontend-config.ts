@@ -92,6 +92,11 @@ export class FrontendConfig {
   readonly tenantHeader: string | null = null;
   /** A request whose bearer key matches no tenant's key is answered 401. */
   readonly requireTenant: boolean = false;
+  /**
+   * The status page (open to anyone who reaches it) lists the tenants; off, it lists none, as
+   * their usage is per customer and `/tenants` needs the admin token (decision 0210).
+   */
+  readonly statusPageTenants: boolean = false;
   /** How often a replica sends its tenant consumption to the others (docs/api.md#tenants). */
   readonly tenantSyncMs: number = 250;
   /** The bundled example policy: cap on requests in flight per API key (null = off). */

@@ -239,6 +239,10 @@ export const FRONTEND_FLAGS = {
     help: 'answer 401 invalid_api_key to a request whose bearer key matches no tenant',
     default: false,
   }),
+  'status-page-tenants': switchFlag({
+    help: "list the tenants' usage, shares and limits on the status page, which needs no token",
+    default: false,
+  }),
   'tenant-sync-ms': int(
     'MS',
     'how often a replica sends its tenant consumption to the others (over NATS)',

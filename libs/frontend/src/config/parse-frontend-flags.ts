@@ -78,6 +78,7 @@ export function parseFrontendFlags(argv: string[], env: NodeJS.ProcessEnv = {}):
     maxInflightPerKey: v['max-inflight-per-key'],
     tenantHeader: v['tenant-header'],
     requireTenant: v['require-tenant'],
+    statusPageTenants: v['status-page-tenants'],
     tenantSyncMs: v['tenant-sync-ms'],
     priorityHeader: v['priority-header'],
     priorityFactors: mergePriorityFactors(v['priority-factor']),

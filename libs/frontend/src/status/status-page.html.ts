@@ -27,6 +27,8 @@ main.stale { opacity: 0.55; }
 .stat-value { font-size: 18px; font-weight: 600; font-variant-numeric: tabular-nums; }
 .stat.hot .stat-value { color: var(--bad); }
 .class-free.refused { color: var(--bad); }
+td.hot { color: var(--bad); font-weight: 600; }
+.tenant-id { font-weight: 600; overflow-wrap: anywhere; }
 table { width: 100%; border-collapse: collapse; }
 th { text-align: left; font-size: 11px; text-transform: uppercase; color: var(--muted);
   font-weight: 600; padding: 4px 8px; border-bottom: 1px solid var(--line); }

@@ -169,6 +169,50 @@ ${STATUS_CHART_SCRIPT}
     return card;
   }
 
+  const limit = (v, unit) => (v === null ? null : v + unit);
+
+  /** One row per tenant: weight and its share, admitted and its share, refusals, tokens, limits. */
+  function tenantRow(t) {
+    const tr = el('tr');
+    tr.dataset.tenant = t.tenant;
+    const limits = [
+      limit(t.limits.requests_per_minute, ' req/min'),
+      limit(t.limits.tokens_per_minute, ' tok/min'),
+      limit(t.limits.max_concurrency, ' in flight'),
+      t.limits.priority === null ? null : 'up to ' + t.limits.priority,
+    ].filter((x) => x !== null);
+    const r = t.requests;
+    tr.append(
+      el('td', 'tenant-id', t.tenant),
+      el('td', 'num weight', t.weight + ' (' + pct(t.weight_share) + ')'),
+      el('td', 'num admitted', r.admitted + ' (' + pct(t.admitted_share) + ')'),
+      el('td', 'num rate-limited' + (r.rate_limited > 0 ? ' hot' : ''), r.rate_limited),
+      el('td', 'num overloaded' + (r.overloaded > 0 ? ' hot' : ''), r.overloaded),
+      el('td', 'num tokens', t.tokens.prompt + ' + ' + t.tokens.completion),
+      el('td', 'num in-flight', t.in_flight),
+      el('td', 'limits', limits.length === 0 ? 'none' : limits.join(' · ')),
+    );
+    return tr;
+  }
+
+  function tenantsCard(ts) {
+    const card = el('section', 'card tenants');
+    const head = el('div', 'card-head');
+    head.append(el('h2', '', 'Tenants'), el('span', 'muted', 'last ' + ts.window_minutes + ' min on this frontend'));
+    card.append(head);
+    if (ts.tenants.length > 0) {
+      const table = el('table');
+      const hr = el('tr');
+      for (const h of ['tenant', 'weight (share)', 'admitted (share)', 'refused 429 over limit', 'refused 503 overloaded', 'tokens prompt + completion', 'in flight', 'limits']) hr.append(el('th', '', h));
+      table.append(el('thead'), el('tbody'));
+      table.tHead.append(hr);
+      for (const t of ts.tenants) table.tBodies[0].append(tenantRow(t));
+      card.append(table);
+    } else card.append(el('p', 'muted', 'No tenants are configured.'));
+    if (ts.tenants_omitted > 0) card.append(el('p', 'muted tenants-omitted', 'and ' + ts.tenants_omitted + ' more tenant(s) not listed'));
+    return card;
+  }
+
   function render(s) {
     const mode = $('mode');
     const modes = {
@@ -182,6 +226,7 @@ ${STATUS_CHART_SCRIPT}
     const cards = s.models.map((m) => modelCard(m, s.rejection_window_seconds));
     if (cards.length === 0) cards.push(el('p', 'muted', 'No workers have reported yet.'));
     if (s.models_omitted > 0) cards.push(el('p', 'muted', s.models_omitted + ' more model(s) not listed'));
+    if (s.tenants) cards.push(tenantsCard(s.tenants));
     $('models').replaceChildren(...cards);
     $('updated').textContent = 'updated ' + new Date(s.generated_at_ms).toLocaleTimeString();
     $('error').hidden = true;

@@ -9,10 +9,12 @@ import { TtftPredictionModule } from '../ttft-prediction/ttft-prediction.module'
 import { RejectionRateService } from './rejection-rate.service';
 import { StatusController } from './status.controller';
 import { StatusService } from './status.service';
+import { TenantsModule } from '../tenants/tenants.module';
+import { TenantStatus } from './tenant-status.service';
 
 /**
  * `GET /ui`: a live page of workers, thresholds and rejections, with a chart of each model's
- * last 10 minutes; read-only.
+ * last 10 minutes, and (with `--status-page-tenants`) the tenants' shares and refusals; read-only.
  */
 @Module({
   imports: [
@@ -22,8 +24,9 @@ import { StatusService } from './status.service';
     RequestMetricsModule,
     CompletionsModule,
     TtftPredictionModule,
+    TenantsModule,
   ],
   controllers: [StatusController],
-  providers: [RejectionRateService, StatusService, HistoryService],
+  providers: [RejectionRateService, StatusService, HistoryService, TenantStatus],
 })
 export class StatusModule {}

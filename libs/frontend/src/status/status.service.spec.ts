@@ -9,6 +9,7 @@ import { ThresholdsService } from '../thresholds/thresholds.service';
 import { TtftPredictor } from '../ttft-prediction/ttft-predictor.service';
 import { RejectionRateService } from './rejection-rate.service';
 import { STATUS_LIMITS, StatusService } from './status.service';
+import { TenantStatus } from './tenant-status.service';
 
 const M = 'Qwen/Qwen3-0.6B';
 
@@ -45,6 +46,7 @@ describe('StatusService', () => {
       traffic,
       new TtftPredictor(registry),
       new OutlierEjection(config, registry, { inc: () => undefined } as never),
+      { snapshot: () => null } as unknown as TenantStatus,
     );
   });
 

@@ -17,6 +17,7 @@ import {
 } from './dto/status.dto';
 import { rankStatus } from './rank-status';
 import { REJECTION_WINDOW_SECONDS, RejectionRateService } from './rejection-rate.service';
+import { TenantStatus } from './tenant-status.service';
 
 /**
  * Bounds on one answer: the page polls every second, and reports (hence models, workers and
@@ -35,6 +36,7 @@ export class StatusService {
     private readonly traffic: WorkerTraffic,
     private readonly predictor: TtftPredictor,
     private readonly ejection: OutlierEjection,
+    private readonly tenants: TenantStatus,
   ) {}
 
   snapshot(nowMs = Date.now()): StatusDto {
@@ -50,6 +52,7 @@ export class StatusService {
       rejection_window_seconds: REJECTION_WINDOW_SECONDS,
       models_omitted: names.size - listed.length,
       models: listed.map((name) => this.modelStatus(name, nowMs, budget)),
+      tenants: this.tenants.snapshot(),
     };
   }
 

@@ -2,6 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { ADMISSION_CONTROLS, AdmissionControl } from '../../config/threshold-keys';
 import { ThresholdEntryDto } from '../../thresholds/dto/threshold-entry.dto';
 import type { EjectionPhase } from '../../worker-monitor/outlier-ejection';
+import { TenantsStatusDto } from './tenant-status.dto';
 
 /** One data-parallel rank as last reported; the load numbers are null until it reports. */
 export class RankStatusDto {
@@ -316,4 +317,11 @@ export class StatusDto {
 
   @ApiProperty({ type: [ModelStatusDto], description: 'sorted by name' })
   models!: ModelStatusDto[];
+
+  @ApiProperty({
+    type: TenantsStatusDto,
+    nullable: true,
+    description: 'the tenants, their shares and refusals; null without `--status-page-tenants`',
+  })
+  tenants!: TenantsStatusDto | null;
 }
