@@ -1,9 +1,9 @@
-import { StreamUsage, settleWhole } from './tenant-usage';
+import { StreamUsage, UsageTail, settleWhole } from './tenant-usage';
 import { TenantCharge, tenantCharge } from '../tenants/tenant-charge';
 import { BadRequestException, Injectable, RawBodyRequest } from '@nestjs/common';
 import { estimatePromptTokens } from '@sluice/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Readable } from 'node:stream';
+import { Readable, pipeline } from 'node:stream';
 import { Dispatcher } from 'undici';
 import { UpstreamError, UpstreamTimeoutError } from './errors/upstream.error';
 import { FrontendConfig } from '../config/frontend-config';
@@ -25,7 +25,9 @@ import {
   MidAnswerError,
   PASSED_HEADERS,
   PassedHeaders,
-  WholeAnswer,
+  StreamedAnswer,
+  UnaryAnswer,
+  isStreamed,
 } from './upstream/whole-answer.handler';
 import { AttemptResult, UpstreamAttempts } from './upstream/upstream-attempts';
 
@@ -43,7 +45,7 @@ const STREAMED: AttemptResult<Dispatcher.ResponseData> = {
   // Read a little to keep the connection, else cut it: nobody wants this error body.
   discard: (r) => void r.body.dump().catch(() => undefined),
 };
-const UNARY: AttemptResult<WholeAnswer> = { status: (a) => a.statusCode, discard: () => undefined };
+const UNARY: AttemptResult<UnaryAnswer> = { status: (a) => a.statusCode, discard: () => undefined };
 
 /** Names the worker that served the request, for operators tracing a slow or odd answer. */
 export const WORKER_HEADER = 'x-sluice-worker-id';
@@ -199,10 +201,6 @@ export class ProxyService {
     return this.attempts.toUpstreamError(err, x);
   }
 
-  /**
-   * A unary answer is small: read it whole before replying, so a worker that dies mid-answer
-   * becomes a clean 502 instead of a truncated body behind a 200.
-   */
   /** `--max-model-len`: more output than the context holds is refused as vLLM does (docs/api.md). */
   private requireWithinContext(body: OpenAiRequestBody, maxTokens: number): void {
     const limit = this.config.maxModelLen;
@@ -213,13 +211,19 @@ export class ProxyService {
     ]);
   }
 
+  /**
+   * A unary answer is read whole before replying, so a worker that dies mid-answer becomes a
+   * clean 502 instead of a truncated body behind a 200; one that declares its length within the
+   * cap is relayed as it arrives instead (`relayStreamed`), its length telling the client when
+   * it was cut short.
+   */
   private async forwardUnary(
     x: Exchange,
     path: string,
     payload: string | Buffer,
     reply: FastifyReply,
   ): Promise<void> {
-    let answer: WholeAnswer;
+    let answer: UnaryAnswer;
     try {
       answer = await this.attempts.send(
         x,
@@ -254,24 +258,69 @@ export class ProxyService {
           : new UpstreamError(`${failure.message} (mid-answer)`, false),
       );
     }
-    if (answer.statusCode >= 400) {
+    if (!isStreamed(answer) && answer.statusCode >= 400) {
       const { statusCode, contentType, body, passed } = answer;
       return this.answerWorkerError(x, statusCode, contentType, body, reply, passed);
     }
     x.lease.firstToken();
     const now = performance.now();
     this.metrics.firstByte(x.model, (now - x.startedMs) / 1000);
-    // A unary answer's first token is not seen: the whole answer stands for it, as in the TTFT
-    // histogram above; the predictor and the prediction error take streamed answers only.
+    // A unary answer's first token is not seen: the whole answer (or the first byte of one of a
+    // declared length, which its worker had whole) stands for it, as in the TTFT histogram
+    // above; the predictor and the prediction error take streamed answers only.
     this.sampleOutcome(x, now - x.lease.leasedAtMs);
+    if (isStreamed(answer)) return this.relayStreamed(x, answer, reply);
     this.end(x, '');
     if (x.charge) settleWhole(x.charge, answer.body);
-    void reply
+    this.sendUnary(x, answer, answer.body, reply);
+  }
+
+  /** The one writer of a worker's successful unary answer, whole or streamed. */
+  private sendUnary(
+    x: Exchange,
+    answer: UnaryAnswer,
+    body: Buffer | Readable,
+    reply: FastifyReply,
+  ): void {
+    reply
       .code(answer.statusCode)
       .headers(answer.passed ?? {})
       .header('content-type', answer.contentType ?? 'application/json')
-      .header(WORKER_HEADER, x.lease.worker.id)
-      .send(answer.body);
+      .header(WORKER_HEADER, x.lease.worker.id);
+    if (isStreamed(answer)) reply.header('content-length', answer.length);
+    void reply.send(body);
+  }
+
+  /**
+   * Relays a unary answer of a declared length as it arrives (decision 0215): the request ends
+   * with its last byte. A worker that ends it short breaks the client's connection (its length
+   * shows the cut) and is counted as an upstream failure; its tenant is charged the usage at its
+   * end, read from its last bytes only.
+   */
+  private relayStreamed(x: Exchange, answer: StreamedAnswer, reply: FastifyReply): void {
+    const source = answer.body;
+    if (source.destroyed) {
+      // It failed, or its client left, before a byte went out: answered as a whole answer is.
+      this.end(x, null);
+      if (x.cancel.cancelled) return;
+      const failure = new UpstreamError(`Worker ${x.lease.worker.id} failed (mid-answer)`, false);
+      throw this.logged(x, source.errored, failure);
+    }
+    const tail = x.charge ? new UsageTail() : null;
+    const body = tail ? pipeline(source, tail, () => undefined) : source;
+    body.once('end', () => {
+      if (x.charge) tail?.settle(x.charge);
+      this.end(x, '');
+    });
+    body.once('error', (err) => {
+      if (x.cancel.cancelled) return; // its client left: the close below ends it
+      if (x.charge) tail?.settle(x.charge);
+      const cause = err instanceof MidAnswerError ? err.cause : err;
+      this.logFailure(x, cause, `connection to the client broken after ${answer.statusCode}`);
+      this.end(x, 'upstream');
+    });
+    body.once('close', () => this.end(x, null));
+    this.sendUnary(x, answer, body, reply);
   }
 
   private async relayError(

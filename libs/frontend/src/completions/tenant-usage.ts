@@ -1,3 +1,4 @@
+import { Transform, TransformCallback } from 'node:stream';
 import { TenantCharge, usageIn } from '../tenants/tenant-charge';
 
 /** Larger unary answers are searched for `usage` in their last bytes only, where it sits. */
@@ -11,6 +12,30 @@ export function settleWhole(charge: TenantCharge, body: string | Buffer): void {
       : body.subarray(Math.max(0, body.length - WHOLE_SEARCH_BYTES)).toString('utf8');
   const usage = usageIn(tail);
   charge.usage(usage?.prompt ?? null, usage?.completion ?? null);
+}
+
+/**
+ * Passes a streamed unary answer through, keeping only its last WHOLE_SEARCH_BYTES: its usage
+ * is read from them at the end, as `settleWhole` reads a whole answer's.
+ */
+export class UsageTail extends Transform {
+  private chunks: Buffer[] = [];
+  private bytes = 0;
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    this.chunks.push(chunk);
+    this.bytes += chunk.length;
+    while (this.bytes - this.chunks[0].length >= WHOLE_SEARCH_BYTES) {
+      this.bytes -= this.chunks[0].length;
+      this.chunks.shift();
+    }
+    done(null, chunk);
+  }
+
+  settle(charge: TenantCharge): void {
+    settleWhole(charge, Buffer.concat(this.chunks));
+    this.chunks = [];
+  }
 }
 
 /**

@@ -3,7 +3,7 @@ import { Dispatcher, Pool } from 'undici';
 import { FrontendConfig } from '../../config/frontend-config';
 import { WorkerEntry } from '../../worker-monitor/worker-entry';
 import { RegistryObserver, WorkerRegistry } from '../../worker-monitor/worker-registry.service';
-import { AnswerTooLargeError, WholeAnswer, WholeAnswerHandler } from './whole-answer.handler';
+import { AnswerTooLargeError, UnaryAnswer, WholeAnswerHandler } from './whole-answer.handler';
 
 /**
  * Set on every request the frontend proxies. A frontend that receives a request carrying it is
@@ -62,17 +62,18 @@ export class UpstreamClient implements OnModuleInit, OnModuleDestroy, RegistryOb
   }
 
   /**
-   * A unary call read whole, through undici's dispatch API: no body stream, no AbortSignal, no
-   * response object for an answer that is buffered anyway. `abort` cancels it at any point.
+   * A unary call through undici's dispatch API, read whole unless it declares a length within
+   * the cap (`StreamedAnswer`): no AbortSignal, no response object. `abort` cancels it at any
+   * point.
    */
   postWhole(
     worker: WorkerEntry,
     path: string,
     body: string | Buffer,
-  ): { answer: Promise<WholeAnswer>; abort: () => void } {
+  ): { answer: Promise<UnaryAnswer>; abort: () => void } {
     const target = this.target(worker.endpoint);
     let handler!: WholeAnswerHandler;
-    const answer = new Promise<WholeAnswer>((resolve, reject) => {
+    const answer = new Promise<UnaryAnswer>((resolve, reject) => {
       handler = new WholeAnswerHandler(
         resolve,
         reject,

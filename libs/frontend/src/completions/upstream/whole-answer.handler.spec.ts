@@ -2,13 +2,14 @@ import { errors as undiciErrors } from 'undici';
 import {
   AnswerTooLargeError,
   MidAnswerError,
-  WholeAnswer,
+  StreamedAnswer,
+  UnaryAnswer,
   WholeAnswerHandler,
 } from './whole-answer.handler';
 
 function handler(maxBytes: number, timeoutMs = 0) {
   const abort = jest.fn<void, [Error | undefined]>();
-  let result: WholeAnswer | Error | undefined;
+  let result: UnaryAnswer | Error | undefined;
   const sut = new WholeAnswerHandler(
     (answer) => (result = answer),
     (err) => (result = err),
@@ -54,6 +55,58 @@ describe('WholeAnswerHandler', () => {
     expect(sut.onHeaders(500, header('Content-Length', '11'))).toBe(false);
     expect(abort).toHaveBeenCalledTimes(1);
     expect((result() as MidAnswerError).cause).toBeInstanceOf(AnswerTooLargeError);
+  });
+
+  describe('an answer of a declared length within the cap', () => {
+    it('is handed on as a stream at its first byte, and ends at its last', async () => {
+      const { sut, result } = handler(10);
+      sut.onHeaders(200, header('content-length', '10'));
+      expect(result()).toBeUndefined();
+      sut.onData(Buffer.from('12345'));
+      const answer = result() as StreamedAnswer;
+      expect(answer).toMatchObject({ statusCode: 200, length: 10 });
+      sut.onData(Buffer.from('67890'));
+      sut.onComplete();
+      const read: Buffer[] = [];
+      for await (const chunk of answer.body) read.push(chunk as Buffer);
+      expect(Buffer.concat(read).toString()).toBe('1234567890');
+    });
+
+    it('fails its stream with MidAnswerError when the worker ends it short', async () => {
+      const { sut, result } = handler(10);
+      sut.onHeaders(200, header('content-length', '10'));
+      sut.onData(Buffer.from('12345'));
+      sut.onError(new Error('other side closed'));
+      const answer = result() as StreamedAnswer;
+      await expect(answer.body.toArray()).rejects.toBeInstanceOf(MidAnswerError);
+    });
+
+    it('pauses the worker while its reader is behind, and resumes it when read', () => {
+      const { sut, result } = handler(1024 * 1024);
+      const resume = jest.fn();
+      sut.onHeaders(200, header('content-length', String(1024 * 1024)), resume);
+      expect(sut.onData(Buffer.alloc(512 * 1024))).toBe(false);
+      expect(resume).not.toHaveBeenCalled();
+      (result() as StreamedAnswer).body.read();
+      expect(resume).toHaveBeenCalledTimes(1);
+    });
+
+    it('aborts the request when its reader goes away', () => {
+      const { sut, abort, result } = handler(10);
+      sut.onHeaders(200, header('content-length', '10'));
+      sut.onData(Buffer.from('12345'));
+      (result() as StreamedAnswer).body.destroy();
+      expect(abort).toHaveBeenCalledTimes(1);
+    });
+
+    it('is read whole when it is an error answer', () => {
+      const { sut, result } = handler(10);
+      sut.onHeaders(400, header('content-length', '5'));
+      sut.onData(Buffer.from('12345'));
+      expect(result()).toBeUndefined();
+      sut.onComplete();
+      expect(result()).toMatchObject({ statusCode: 400, body: Buffer.from('12345') });
+    });
   });
 
   describe("timeouts (undici's headersTimeout and bodyTimeout, kept by the handler)", () => {

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { Dispatcher, errors as undiciErrors } from 'undici';
 
 /** A worker's unary answer, read whole. */
@@ -8,6 +9,26 @@ export interface WholeAnswer {
   /** The worker's `Location` and `Retry-After`, which the client needs (PASSED_HEADERS). */
   readonly passed?: PassedHeaders;
 }
+
+/**
+ * A 2xx answer that declared its length within `--max-upstream-body-bytes`: relayed as it
+ * arrives from its first byte on, never held whole (docs/decisions/0215). Its body fails with
+ * MidAnswerError when the worker ends it short of its length.
+ */
+export interface StreamedAnswer extends Omit<WholeAnswer, 'body'> {
+  readonly body: Readable;
+  /** Its declared `content-length`. */
+  readonly length: number;
+}
+
+export type UnaryAnswer = WholeAnswer | StreamedAnswer;
+
+export function isStreamed(answer: UnaryAnswer): answer is StreamedAnswer {
+  return answer.body instanceof Readable;
+}
+
+/** What a streamed answer's body holds before it stops reading from the worker. */
+const STREAM_HIGH_WATER_MARK = 256 * 1024;
 
 /** Headers of a worker's answer that reach the client: where a 3xx points, when to retry a 429. */
 export const PASSED_HEADERS = ['location', 'retry-after'] as const;
@@ -38,9 +59,11 @@ function expire(handler: WholeAnswerHandler): void {
 }
 
 /**
- * Collects a unary answer for undici's dispatch API. It implements undici's plain handler
- * methods (onConnect, onHeaders, …), which undici calls directly; a handler with the newer
- * controller methods would be wrapped in an adapter per request.
+ * Collects a unary answer for undici's dispatch API; a 2xx answer whose declared length is
+ * within the cap is handed on as a stream at its first byte instead (`StreamedAnswer`). It
+ * implements undici's plain handler methods (onConnect, onHeaders, …), which undici calls
+ * directly; a handler with the newer controller methods would be wrapped in an adapter per
+ * request.
  *
  * It also keeps the request's timeouts (`timeoutMs`), as undici's `headersTimeout` and
  * `bodyTimeout` would: from the start on a connection to the status line, then between body
@@ -60,9 +83,14 @@ export class WholeAnswerHandler implements Dispatcher.DispatchHandler {
   private chunks: Buffer[] = [];
   private bytes = 0;
   private timer: NodeJS.Timeout | null = null;
+  /** The declared length of an answer to stream; null: read it whole. */
+  private declared: number | null = null;
+  private stream: Readable | null = null;
+  private resumeFn: (() => void) | null = null;
+  private paused = false;
 
   constructor(
-    private readonly resolve: (answer: WholeAnswer) => void,
+    private readonly resolve: (answer: UnaryAnswer) => void,
     private readonly reject: (err: Error) => void,
     /** Bytes read at most; beyond, the request is aborted and fails with AnswerTooLargeError. */
     private readonly maxBytes = Infinity,
@@ -95,8 +123,9 @@ export class WholeAnswerHandler implements Dispatcher.DispatchHandler {
     }
   }
 
-  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume?: () => void): boolean {
     this.statusCode = statusCode;
+    this.resumeFn = resume ?? null;
     this.timer?.refresh();
     for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
       const name = rawHeaders[i];
@@ -107,14 +136,13 @@ export class WholeAnswerHandler implements Dispatcher.DispatchHandler {
         if (lower === 'location' || lower === 'retry-after') {
           (this.passed ??= {})[lower] = rawHeaders[i + 1].toString('latin1');
         }
-      } else if (
-        name.length === 14 &&
-        name.toString('latin1').toLowerCase() === 'content-length' &&
-        Number(rawHeaders[i + 1].toString('latin1')) > this.maxBytes
-      ) {
+      } else if (name.length === 14 && name.toString('latin1').toLowerCase() === 'content-length') {
+        const length = Number(rawHeaders[i + 1].toString('latin1'));
         // Declared too large: refuse before reading any of it.
-        this.tooLarge();
-        return false;
+        if (length > this.maxBytes) return this.tooLarge();
+        if (statusCode >= 200 && statusCode < 300 && Number.isSafeInteger(length) && length > 0) {
+          this.declared = length;
+        }
       }
     }
     return true;
@@ -122,6 +150,8 @@ export class WholeAnswerHandler implements Dispatcher.DispatchHandler {
 
   onData(chunk: Buffer): boolean {
     if (this.aborted) return false;
+    // undici reads no more than the declared length: it is within the cap.
+    if (this.declared !== null) return this.relay(chunk, this.declared);
     this.bytes += chunk.length;
     if (this.bytes > this.maxBytes) {
       this.tooLarge();
@@ -139,14 +169,54 @@ export class WholeAnswerHandler implements Dispatcher.DispatchHandler {
   }
 
   /** Drops what was read and aborts the request: nothing is kept beyond the cap. */
-  private tooLarge(): void {
+  private tooLarge(): false {
     this.chunks = [];
     this.abort(new AnswerTooLargeError(this.maxBytes));
+    return false;
+  }
+
+  /**
+   * A chunk of an answer to stream; the first hands the answer on. While its reader is behind,
+   * the worker's connection is paused and the timer stopped: the wait is the client's, not the
+   * worker's.
+   */
+  private relay(chunk: Buffer, length: number): boolean {
+    if (this.stream === null) {
+      this.stream = new Readable({
+        highWaterMark: STREAM_HIGH_WATER_MARK,
+        read: () => this.resumed(),
+        destroy: (err, done) => {
+          // Its reader went away (the client): stop the worker's answer.
+          this.abort();
+          done(err);
+        },
+      });
+      const { statusCode, contentType, passed } = this;
+      this.resolve({ statusCode, contentType, passed, body: this.stream, length });
+    }
+    if (this.stream.push(chunk)) {
+      this.timer?.refresh();
+      return true;
+    }
+    this.paused = true;
+    this.stopTimer();
+    return false;
+  }
+
+  private resumed(): void {
+    if (!this.paused || this.finished) return;
+    this.paused = false;
+    if (this.timeoutMs > 0) this.timer = setTimeout(expire, this.timeoutMs, this).unref();
+    this.resumeFn?.();
   }
 
   onComplete(): void {
     this.finished = true;
     this.stopTimer();
+    if (this.stream !== null) {
+      this.stream.push(null);
+      return;
+    }
     const body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
     const { statusCode, contentType, passed } = this;
     this.resolve({ statusCode, contentType, body, passed });
@@ -155,6 +225,10 @@ export class WholeAnswerHandler implements Dispatcher.DispatchHandler {
   onError(err: Error): void {
     this.finished = true;
     this.stopTimer();
+    if (this.stream !== null) {
+      this.stream.destroy(new MidAnswerError(err, this.statusCode));
+      return;
+    }
     this.reject(this.statusCode === 0 ? err : new MidAnswerError(err, this.statusCode));
   }
 }
