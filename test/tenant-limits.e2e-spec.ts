@@ -160,6 +160,35 @@ describe('tenant limits (two replicas)', () => {
     );
     expect((await usageOf(B.fe, 'shared')).requests.admitted).toBe(0);
   });
+
+  it('holds requests_per_minute over replicas taking turns: together they admit the limit', async () => {
+    const key = await putTenant(A.fe, 'turns', { requests_per_minute: 6 });
+    await waitFor(async () => (await usageOf(B.fe, 'turns')).last_minute !== undefined, 'B knows');
+    const replicas = [A.fe, B.fe];
+    let admitted = 0;
+    for (let i = 0; i < 8; i++) {
+      const [fe, other] = [replicas[i % 2], replicas[(i + 1) % 2]];
+      const res = await chatWith(fe, key);
+      if (i >= 6) {
+        expectLimited(res, 'turns', 'requests_per_minute 6', 'tenant_rate_limit');
+        continue;
+      }
+      expect(res.status).toBe(200);
+      admitted++;
+      // One sync later: the tolerance is what one replica admits before the other hears of it.
+      await waitFor(
+        async () => (await usageOf(other, 'turns')).last_minute.requests >= admitted,
+        `the other replica has heard of ${admitted}`,
+      );
+    }
+    for (const fe of replicas) {
+      expect((await usageOf(fe, 'turns')).requests).toEqual({
+        admitted: 3,
+        rate_limited: 1,
+        overloaded: 0,
+      });
+    }
+  });
 });
 
 /**
