@@ -24,21 +24,29 @@ import { createTenant, TENANT_ADMIN_FLAGS } from '../lib/tenants';
 import { fmt, rotate, uniqueNamespace } from '../lib/util';
 import { tenantsDetails } from './tenants-details';
 
-/** Requests the router queue holds: about a second of the two workers' capacity. */
-export const QUEUE_DEPTH = 64;
 /**
  * Prompt tokens in flight per worker before requests wait, in engine steps' budgets (8,192
- * tokens): ~190 requests of the load, ~80 % of a simulated worker's KV blocks, about where the
- * goodput scenario's decode threshold (0.85) holds it.
+ * tokens), counted until each request ends: ~330 requests of the load per worker, the
+ * concurrency of the capacity probe (600 clients on two workers).
  */
-export const QUEUE_THRESHOLD = 24;
+export const QUEUE_THRESHOLD = 40;
+/**
+ * Requests the router queue holds: of the order of the fleet's ~660 slots, which turn over
+ * together when a batch of these identical requests ends, so that the queue does not run empty
+ * at a turnover (an empty queue lets the next arrivals in first come, first served, whatever
+ * their weights).
+ */
+export const QUEUE_DEPTH = 512;
+/** A wait in the queue is bounded, so the window's last admitted arrivals end within the drain. */
+export const QUEUE_TIMEOUT_MS = 5000;
 /**
  * No busy-threshold refusal (it comes before the queue and does not know tenants): overload is
  * bounded by the router queue alone.
  */
 export const FAIR_SHARE_FLAGS = [
   ...['--admission-control', 'none', '--router-queue-threshold', String(QUEUE_THRESHOLD)],
-  ...['--router-queue-max-depth', String(QUEUE_DEPTH), ...TENANT_ADMIN_FLAGS],
+  ...['--router-queue-max-depth', String(QUEUE_DEPTH)],
+  ...['--router-queue-timeout-ms', String(QUEUE_TIMEOUT_MS), ...TENANT_ADMIN_FLAGS],
 ];
 /** Offered loads, as multiples of capacity. */
 export const LOAD = { heavy: 4, light: 0.3, weighted: 2 } as const;
@@ -71,7 +79,7 @@ export interface Run {
 export const tenantsScenario: Scenario = {
   id: 'tenants',
   title: 'Tenant fair share on a saturated fleet',
-  plan: (quick) => (quick ? { rounds: 1, seconds: 130 } : { rounds: 3, seconds: 330 }),
+  plan: (quick) => (quick ? { rounds: 1, seconds: 110 } : { rounds: 3, seconds: 300 }),
   async run(ctx: BenchContext, plan: Plan): Promise<ScenarioResult> {
     const g = ctx.group();
     try {
@@ -94,9 +102,9 @@ export const tenantsScenario: Scenario = {
       };
       const capacity = await fleetCapacity(g, [off, fe], off, ctx.quick);
       ctx.log(`capacity ${fmt(capacity)} req/s`);
-      // A request takes ~6 s at capacity (64 decode steps of ~100 ms): the drain lets the window's
-      // last arrivals finish.
-      const [durationS, warmupS, drainS] = ctx.quick ? [10, 3, 8] : [12, 4, 8];
+      // A request takes ~6 s at capacity (64 decode steps of ~100 ms) after up to the queue's
+      // timeout: the drain lets the window's last arrivals finish. Rounds make the full run.
+      const [durationS, warmupS, drainS] = [10, 3, 12];
       const run: Run = { capacity, durationS, warmupS, drainS, rounds: plan.rounds };
       const rate = (x: number): number => Math.round(x * capacity * 10) / 10;
       const sends: Record<PointId, Array<{ key?: string; rate: number }>> = {
