@@ -306,6 +306,9 @@ export class ProxyService {
       const failure = new UpstreamError(`Worker ${x.lease.worker.id} failed (mid-answer)`, false);
       throw this.logged(x, source.errored, failure);
     }
+    // Its worker had the whole answer before it sent a byte: free for others, as when the
+    // answer was read whole; a slow client holds only its own request (`end` at the last byte).
+    x.lease.release();
     const tail = x.charge ? new UsageTail() : null;
     const body = tail ? pipeline(source, tail, () => undefined) : source;
     body.once('end', () => {
