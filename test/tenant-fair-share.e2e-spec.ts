@@ -104,7 +104,25 @@ describe('the router queue shares a busy worker between tenants by weight', () =
     expect(order).toBe('abaaabaabbbb');
   });
 
+  /** The tenant's requests by outcome: the counter, and `GET /tenants/{id}/usage`. */
+  async function outcomes(tenant: string) {
+    const counted = async (outcome: string) =>
+      (await metricValue(sys.fe.url, 'sluice_frontend_tenant_requests_total', {
+        tenant,
+        outcome,
+      })) ?? 0;
+    const usage = (await admin(sys.fe, `/${tenant}/usage?window=1h`, 'GET')).json as {
+      requests: { admitted: number; overloaded: number };
+    };
+    return {
+      admitted: await counted('admitted'),
+      overloaded: await counted('overloaded'),
+      usage: usage.requests,
+    };
+  }
+
   it('a full queue refuses the newest request of the tenant furthest over its share', async () => {
+    const before = { a: await outcomes('a'), b: await outcomes('b') };
     const holder = await hold();
     const done: string[] = [];
     const waiting = await enqueue(Array(DEPTH).fill('a'), done);
@@ -113,11 +131,21 @@ describe('the router queue shares a busy worker between tenants by weight', () =
     await waitFor(() => Promise.resolve(done.length === 1), 'one of a refused', WAIT_MS);
     expect(done).toEqual(['a 503']);
     expect(await queued()).toBe(DEPTH);
-    // a now over its share again: its next request is the one refused.
-    expect((await chat(sys.fe, keys.a)).status).toBe(503);
+    // a now over its share again: its next request is the one refused, with its reason.
+    const refused = await chat(sys.fe, keys.a);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('x-sluice-reject-reason')).toBe('all_workers_busy');
     holder.abort();
     await Promise.all([...waiting, b]);
     expect(done.filter((d) => d === 'b 200')).toHaveLength(1);
     expect(done.filter((d) => d === 'a 200')).toHaveLength(DEPTH - 1);
+    // The queue's refusals are a's `overloaded` requests, never `admitted` ones (docs/api.md).
+    const after = { a: await outcomes('a'), b: await outcomes('b') };
+    expect(after.a.admitted - before.a.admitted).toBe(DEPTH - 1);
+    expect(after.a.overloaded - before.a.overloaded).toBe(2);
+    expect(after.a.usage.admitted - before.a.usage.admitted).toBe(DEPTH - 1);
+    expect(after.a.usage.overloaded - before.a.usage.overloaded).toBe(2);
+    expect(after.b.admitted - before.b.admitted).toBe(1);
+    expect(after.b.overloaded - before.b.overloaded).toBe(0);
   });
 });

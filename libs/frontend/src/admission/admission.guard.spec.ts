@@ -56,6 +56,7 @@ class RecordingPolicy extends AdmissionPolicy {
 }
 
 let wouldReject: jest.Mock;
+let refused: jest.Mock;
 
 function make(
   refusal: Refusal | null | ((c: PriorityClass) => Refusal | null),
@@ -69,6 +70,7 @@ function make(
     verdict ?? (decide(null, c) === null ? 'admit' : 'refuse');
   const decision = { decide, judge } as unknown as AdmissionDecision;
   wouldReject = jest.fn();
+  refused = jest.fn();
   const metrics = { wouldReject } as unknown as RequestMetricsService;
   return new AdmissionGuard(
     decision,
@@ -78,7 +80,7 @@ function make(
     new TenantIdentity(config, new TenantDirectory()),
     {
       overloaded: () => undefined,
-      admit: () => ({ usage: () => undefined }),
+      admit: () => ({ usage: () => undefined, dispatched: () => undefined, refused }),
     } as unknown as TenantLimits,
   );
 }
@@ -200,6 +202,8 @@ describe('AdmissionGuard', () => {
       const lowered = contextOf({ model: 'm' }, { 'x-sluice-priority': 'critical' });
       const sut = make(criticalOnly, [new LoweringPolicy('sheddable'), later]);
       await expect(sut.canActivate(lowered)).rejects.toThrow(ServiceOverloadedError);
+      // Refused after the tenant's limits admitted it: counted overloaded, its charge given back.
+      expect(refused).toHaveBeenCalledTimes(1);
       expect(requestPriority(lowered.req)).toBe('sheddable');
       expect(later.seen.map((r) => r.priority)).toEqual(['sheddable']);
 

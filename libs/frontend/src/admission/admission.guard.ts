@@ -5,7 +5,7 @@ import { endpointLabelFor } from '../metrics/metric-names';
 import { PriorityReader, setRequestPriority } from '../priority/request-priority';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { TenantIdentity } from '../tenants/tenant-identity';
-import { setTenantCharge } from '../tenants/tenant-charge';
+import { isOverload503, setTenantCharge, tenantCharge } from '../tenants/tenant-charge';
 import { setRequestTenant } from '../tenants/request-tenant';
 import { TenantLimits } from '../tenants/tenant-limits.service';
 import { AdmissionDecision } from './admission-decision.service';
@@ -93,13 +93,19 @@ export class AdmissionGuard implements CanActivate {
   }
 
   private async runPolicies(req: HttpRequest, request: AdmissionRequest): Promise<boolean> {
-    const claimed = request.priority;
-    for (const policy of this.policies.list) await policy.admit(request);
-    // A policy lowered the class: the request must be free to run as that class too.
-    if (request.priority !== claimed) {
-      this.enforce(this.decision.decide(req.body, request.priority), request.model);
+    try {
+      const claimed = request.priority;
+      for (const policy of this.policies.list) await policy.admit(request);
+      // A policy lowered the class: the request must be free to run as that class too.
+      if (request.priority !== claimed) {
+        this.enforce(this.decision.decide(req.body, request.priority), request.model);
+      }
+      return true;
+    } catch (err) {
+      // A 503 after the tenant's limits admitted it: counted `overloaded`, its charge given back.
+      if (isOverload503(err)) tenantCharge(req)?.refused();
+      throw err;
     }
-    return true;
   }
 
   private describe(

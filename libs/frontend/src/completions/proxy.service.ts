@@ -1,5 +1,5 @@
 import { StreamUsage, UsageTail, settleWhole } from './tenant-usage';
-import { TenantCharge, tenantCharge } from '../tenants/tenant-charge';
+import { isOverload503, TenantCharge, tenantCharge } from '../tenants/tenant-charge';
 import { BadRequestException, Injectable, RawBodyRequest } from '@nestjs/common';
 import { estimatePromptTokens } from '@sluice/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -127,6 +127,9 @@ export class ProxyService {
       this.active--;
       // Its client left while it waited in the queue: nobody to answer.
       if (cancel.cancelled) return;
+      // Refused by the router (queue full or timed out, pushed out, objective, no worker): the
+      // tenant's `overloaded` request, its charge given back (docs/api.md#tenant-usage).
+      if (isOverload503(err)) tenantCharge(reply.request)?.refused();
       throw err;
     }
     if (cancel.cancelled) {
@@ -152,6 +155,7 @@ export class ProxyService {
     };
     this.metrics.inflight.inc({ model: x.model });
     this.metrics.admitted(x.model);
+    x.charge?.dispatched();
     // The body as the client sent it (kept by the JSON parser), else serialised again.
     const raw = (reply.request as RawBodyRequest<FastifyRequest>).rawBody;
     const payload = raw ?? JSON.stringify(body);

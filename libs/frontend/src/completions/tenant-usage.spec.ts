@@ -15,7 +15,7 @@ describe('UsageTail', () => {
     await pipeline(Readable.from(parts), sut, async (out: AsyncIterable<Buffer>) => {
       for await (const chunk of out) passed += chunk.length;
     });
-    const charge = { usage: jest.fn() };
+    const charge = { usage: jest.fn(), dispatched: jest.fn(), refused: jest.fn() };
     sut.settle(charge);
     expect(passed).toBe(parts.reduce((n, p) => n + p.length, 0));
     expect(charge.usage).toHaveBeenCalledWith(7, 11);
@@ -27,7 +27,7 @@ describe('UsageTail', () => {
     await pipeline(Readable.from([Buffer.from('{"choices":[]}')]), sut, async (out) => {
       for await (const chunk of out as AsyncIterable<Buffer>) void chunk;
     });
-    const charge = { usage: jest.fn() };
+    const charge = { usage: jest.fn(), dispatched: jest.fn(), refused: jest.fn() };
     sut.settle(charge);
     expect(charge.usage).toHaveBeenCalledWith(null, null);
   });

@@ -75,7 +75,7 @@ export const metricProviders = [
   }),
   makeCounterProvider({
     name: METRIC.tenantRequests,
-    help: 'Requests by tenant (a configured tenant id, else other) and outcome: admitted, rate_limited (429), overloaded (the overload 503)',
+    help: 'Requests by tenant (a configured tenant id, else other) and outcome: admitted (sent to a worker), rate_limited (429), overloaded (every overload 503, the router queue included)',
     labelNames: ['tenant', 'outcome'],
   }),
   makeCounterProvider({

@@ -28,7 +28,7 @@ describe('TenantStatus', () => {
   const sut = (statusPageTenants = true) =>
     new TenantStatus(new FrontendConfig({ statusPageTenants }), directory, limits);
   const admit = (id: string, n: number) => {
-    for (let i = 0; i < n; i++) limits.admit(id, {}, (release) => release());
+    for (let i = 0; i < n; i++) limits.admit(id, {}, (release) => release()).dispatched();
   };
 
   beforeEach(() => {

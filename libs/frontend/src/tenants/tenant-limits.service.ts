@@ -120,7 +120,9 @@ export class TenantLimits implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
-   * Admits one request of `tenant` or throws the 429. The charge is settled by the proxy
+   * Admits one request of `tenant` to its limits or throws the 429. The request is counted
+   * `admitted` when the proxy sends it to a worker (`dispatched`), `overloaded` if it is answered
+   * a 503 instead (`refused`, which gives its charge back); the charge is settled by the proxy
    * (`usage`) and released when the response ends (`onEnd`).
    */
   admit(tenant: string, body: unknown, onEnd: (release: () => void) => void): TenantCharge {
@@ -167,9 +169,8 @@ export class TenantLimits implements OnApplicationBootstrap, OnModuleDestroy {
       u.inflight++;
       this.share(tenant, 1, charged);
     }
-    this.requests.inc({ tenant: label, outcome: 'admitted' });
-    this.record(tenant, 'admitted', 1);
     let settled = false;
+    let counted = false;
     const settle = (actual: number) => {
       if (settled) return;
       settled = true;
@@ -184,6 +185,22 @@ export class TenantLimits implements OnApplicationBootstrap, OnModuleDestroy {
       settle(0);
     });
     return {
+      dispatched: () => {
+        if (counted) return;
+        counted = true;
+        this.requests.inc({ tenant: label, outcome: 'admitted' });
+        this.record(tenant, 'admitted', 1);
+      },
+      refused: () => {
+        if (counted) return;
+        counted = true;
+        this.overloaded(tenant);
+        if (u) {
+          u.requests.add(now, -1, nowSecond());
+          this.share(tenant, -1, 0);
+        }
+        settle(0);
+      },
       usage: (prompt, completion) => {
         const p = prompt ?? promptEstimate;
         const c = completion ?? charged - promptEstimate;
