@@ -163,7 +163,7 @@ export function sendLoad(g: BenchGroup, s: PointSpec): Promise<PointResult> {
  * through a frontend without shedding, counted after a warm-up past the first wave of answers.
  */
 export async function probeCapacity(g: BenchGroup, url: string, quick: boolean): Promise<number> {
-  const [durationS, warmS, rampS] = quick ? [18, 10, 3] : [24, 12, 6];
+  const [durationS, warmS, rampS] = quick ? [14, 10, 3] : [24, 12, 6];
   const probe = await runTool<{ rps: number; errors: number }>(g, 'tools/closed-loop.js', [
     ...['600', String(warmS), String(rampS)],
     ...loadgenFlags(url, ['--duration', String(durationS), '--stream', '--max-inflight', '600']),
@@ -175,7 +175,7 @@ export async function probeCapacity(g: BenchGroup, url: string, quick: boolean):
 
 /** TTFT p50 of the load's own request, one a second (each alone on its worker). */
 export async function unloadedTtft(g: BenchGroup, url: string, quick: boolean): Promise<number> {
-  const [durationS, warmupS] = quick ? [6, 1] : [15, 2];
+  const [durationS, warmupS] = quick ? [3, 1] : [15, 2];
   const r = await runTool<PointResult>(g, 'tools/goodput-client.js', [
     ...[String(warmupS), '-', '-'],
     ...loadgenFlags(url, ['--rate', '1', '--duration', String(durationS), '--stream']),

@@ -59,7 +59,7 @@ async function startFarm(g: BenchGroup): Promise<{ ports: number[]; bodyBytes: n
 export const bridgeScenario: Scenario = {
   id: 'bridge',
   title: 'Engine bridge: scrape cost at 1,000 engines',
-  plan: (quick) => (quick ? { rounds: 3, seconds: 18 } : { rounds: 4, seconds: 70 }),
+  plan: (quick) => (quick ? { rounds: 2, seconds: 12 } : { rounds: 4, seconds: 70 }),
   async run(ctx: BenchContext, plan: Plan): Promise<ScenarioResult> {
     const g = ctx.group();
     let nc: NatsConnection | undefined;
@@ -82,7 +82,7 @@ export const bridgeScenario: Scenario = {
         flags: ['--engine', 'vllm', '--targets-file', file],
       });
       await waitFor(() => watch.seen.size >= TARGETS || undefined, 'every target reported', 60000);
-      await sleep((ctx.quick ? 2 : 10) * 1000);
+      await sleep((ctx.quick ? 1 : 10) * 1000);
       const windowS = ctx.quick ? 2 : 12;
       ctx.log(`${TARGETS} engines reporting; ${plan.rounds} windows of ${windowS} s`);
       const age: number[] = [];

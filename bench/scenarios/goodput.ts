@@ -49,7 +49,7 @@ interface Run {
 export const goodputScenario: Scenario = {
   id: 'goodput',
   title: 'Goodput under overload',
-  plan: (quick) => (quick ? { rounds: 1, seconds: 80 } : { rounds: 3, seconds: 930 }),
+  plan: (quick) => (quick ? { rounds: 1, seconds: 52 } : { rounds: 3, seconds: 930 }),
   async run(ctx: BenchContext, plan: Plan): Promise<ScenarioResult> {
     const g = ctx.group();
     try {
@@ -75,7 +75,7 @@ export const goodputScenario: Scenario = {
       );
       requireLikeForLike(processes);
       const capacity = await fleetCapacity(g, all, off, ctx.quick);
-      const [durationS, warmupS, drainS] = ctx.quick ? [5, 2, 2] : [18, 8, 6];
+      const [durationS, warmupS, drainS] = ctx.quick ? [4, 2, 2] : [18, 8, 6];
       const run: Run = {
         ...{ capacity, objectiveMs, durationS, warmupS, drainS, rounds: plan.rounds },
         loads: ctx.quick ? [0.5, 4] : [0.5, 1, 2, 4],

@@ -48,7 +48,7 @@ const retainedMb = async (port: number): Promise<number> => {
 export const memoryScenario: Scenario = {
   id: 'memory',
   title: 'Memory with 1,000 workers × 8 ranks',
-  plan: (quick) => (quick ? { rounds: 3, seconds: 30 } : { rounds: 4, seconds: 175 }),
+  plan: (quick) => (quick ? { rounds: 2, seconds: 12 } : { rounds: 4, seconds: 175 }),
   async run(ctx: BenchContext, plan: Plan): Promise<ScenarioResult> {
     const g = ctx.group();
     try {
@@ -70,7 +70,7 @@ export const memoryScenario: Scenario = {
         60000,
         1000,
       );
-      const [warmS, windowS] = ctx.quick ? [2, 3] : [15, 30];
+      const [warmS, windowS] = ctx.quick ? [1, 2] : [15, 30];
       ctx.log(
         `${WORKERS * RANKS} reports/s, ${TRAFFIC_RPS} requests/s: ${plan.rounds} windows of ${windowS} s`,
       );

@@ -56,7 +56,7 @@ interface Run {
 export const priorityScenario: Scenario = {
   id: 'priority',
   title: 'Priority classes at 4× capacity',
-  plan: (quick) => (quick ? { rounds: 1, seconds: 100 } : { rounds: 3, seconds: 480 }),
+  plan: (quick) => (quick ? { rounds: 1, seconds: 46 } : { rounds: 3, seconds: 480 }),
   async run(ctx: BenchContext, plan: Plan): Promise<ScenarioResult> {
     const g = ctx.group();
     try {
@@ -76,7 +76,7 @@ export const priorityScenario: Scenario = {
       );
       requireLikeForLike(processes);
       const capacity = await fleetCapacity(g, all, off, ctx.quick);
-      const [durationS, warmupS, drainS] = ctx.quick ? [10, 3, 4] : [20, 6, 6];
+      const [durationS, warmupS, drainS] = ctx.quick ? [3, 1, 3] : [20, 6, 6];
       const run: Run = { capacity, durationS, warmupS, drainS, rounds: plan.rounds };
       ctx.log(`capacity ${fmt(capacity)} req/s`);
       const rate = Math.round(LOAD * capacity * 10) / 10;

@@ -15,7 +15,7 @@ const MODEL = 'bench/propagation';
 export const propagationScenario: Scenario = {
   id: 'propagation',
   title: 'Threshold propagation between replicas',
-  plan: (quick) => (quick ? { rounds: 3, seconds: 15 } : { rounds: 5, seconds: 30 }),
+  plan: (quick) => (quick ? { rounds: 2, seconds: 12 } : { rounds: 5, seconds: 30 }),
   async run(ctx: BenchContext, plan: Plan): Promise<ScenarioResult> {
     const g = ctx.group();
     const bus = await ReportBus.connect(ctx.natsUrl, uniqueNamespace('propagation'));

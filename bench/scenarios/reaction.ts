@@ -39,7 +39,7 @@ export const TRIAL_HEAD = [
 export const reactionScenario: Scenario = {
   id: 'reaction',
   title: 'Reaction to a report crossing a threshold',
-  plan: (quick) => (quick ? { rounds: 3, seconds: 14 } : { rounds: 5, seconds: 40 }),
+  plan: (quick) => (quick ? { rounds: 2, seconds: 7 } : { rounds: 5, seconds: 40 }),
   async run(ctx: BenchContext, plan: Plan): Promise<ScenarioResult> {
     const g = ctx.group();
     const bus = await ReportBus.connect(ctx.natsUrl, uniqueNamespace('reaction'));
@@ -61,7 +61,7 @@ export const reactionScenario: Scenario = {
       probe = new PacedProber(fe.url, PATH, chatBody(MODEL, 1));
       report(10);
       await probe.until((s) => s === 200, nowNs(), 15000);
-      const [warm, trials] = ctx.quick ? [30, 30] : [150, 100];
+      const [warm, trials] = ctx.quick ? [20, 20] : [150, 100];
       const p = probe;
       const flip = async (into: { up: number[]; down: number[] }): Promise<void> => {
         into.up.push(await timeChange(() => report(90), p, isOverload));

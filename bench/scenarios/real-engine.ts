@@ -29,7 +29,7 @@ const ADMIN = { name: 'bench', token: 'real-engine-admin' };
 export const realEngineScenario: Scenario = {
   id: 'real-engine',
   title: 'Real engine: llama.cpp server under overload',
-  plan: (quick) => (quick ? { rounds: 1, seconds: 90 } : { rounds: 2, seconds: 660 }),
+  plan: (quick) => (quick ? { rounds: 1, seconds: 42 } : { rounds: 2, seconds: 660 }),
   async run(ctx: BenchContext, plan: Plan): Promise<ScenarioResult> {
     const why = realEngineUnavailable();
     if (why) throw new Error(`the real llama.cpp server cannot run here: ${why}`);
@@ -55,18 +55,18 @@ export const realEngineScenario: Scenario = {
       const processes = POLICIES.map((p) => describeProcess(`frontend, ${p}`, fe[p].proc.pid));
       requireLikeForLike(processes);
 
-      const alone = await unloaded(fe.off.url, SHAPE, ctx.quick ? 5 : 10);
+      const alone = await unloaded(fe.off.url, SHAPE, ctx.quick ? 3 : 10);
       const capacity = await closedLoopRate(
         fe.off.url,
         SHAPE,
         8,
-        ctx.quick ? 8 : 16,
+        ctx.quick ? 6 : 16,
         ctx.quick ? 2 : 4,
       );
       // A user's wait worth keeping: what one request alone waits, plus a quarter of an answer
       // (a queued request waits about that long for one of the 4 slots to free).
       const objectiveMs = Math.round(3 * alone.ttftMs + alone.totalMs / 4);
-      const [durationS, warmupS, drainS] = ctx.quick ? [8, 2, 6] : [15, 3, 10];
+      const [durationS, warmupS, drainS] = ctx.quick ? [3, 1, 2] : [15, 3, 10];
       const run: Run = {
         ...{
           shape: SHAPE,

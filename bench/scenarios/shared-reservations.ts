@@ -29,7 +29,7 @@ const SUBJECTS: Subject[] = ['one replica', 'shared', 'not shared'];
 export const sharedReservationsScenario: Scenario = {
   id: 'shared-reservations',
   title: 'Overshoot of a burst spread over three frontend replicas',
-  plan: (quick) => (quick ? { rounds: 3, seconds: 40 } : { rounds: 10, seconds: 70 }),
+  plan: (quick) => (quick ? { rounds: 2, seconds: 16 } : { rounds: 10, seconds: 70 }),
   async run(ctx: BenchContext, plan: Plan): Promise<ScenarioResult> {
     const g = ctx.group();
     const shared = await ReportBus.connect(ctx.natsUrl, uniqueNamespace('shares'));
