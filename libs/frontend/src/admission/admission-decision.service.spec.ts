@@ -4,6 +4,9 @@ import { ThresholdsService } from '../thresholds/thresholds.service';
 import { ModelEntry, WorkerEntry } from '../worker-monitor/worker-entry';
 import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
 import { CriticalWait } from './critical-wait';
+import { TenantShares } from './tenant-shares';
+import { TenantDirectory } from '../tenants/tenant-directory.service';
+import { TenantIdentity } from '../tenants/tenant-identity';
 import { LifecycleService } from './lifecycle.service';
 import { AdmissionDecision } from './admission-decision.service';
 import { CLASS_REFUSED, DRAINING, OVERLOADED } from './refusal';
@@ -41,7 +44,15 @@ function make(admissionControl: AdmissionControl): {
   const lifecycle = new LifecycleService();
   const thresholds = new ThresholdsService(new FrontendConfig({ admissionControl }));
   const criticalWait = new CriticalWait();
-  const sut = new AdmissionDecision(registry(), thresholds, lifecycle, criticalWait);
+  const config = new FrontendConfig({ admissionControl });
+  const sut = new AdmissionDecision(
+    registry(),
+    thresholds,
+    lifecycle,
+    criticalWait,
+    new TenantShares(),
+    new TenantIdentity(config, new TenantDirectory()),
+  );
   return { sut, lifecycle, thresholds, criticalWait };
 }
 

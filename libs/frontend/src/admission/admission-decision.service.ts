@@ -2,14 +2,20 @@ import { Injectable } from '@nestjs/common';
 import { DEFAULT_PRIORITY, PriorityClass } from '../config/priority';
 import { ThresholdsService } from '../thresholds/thresholds.service';
 import { WorkerRegistry } from '../worker-monitor/worker-registry.service';
+import { RequestTenant } from '../tenants/request-tenant';
+import { TenantIdentity } from '../tenants/tenant-identity';
 import { CriticalWait } from './critical-wait';
 import { LifecycleService } from './lifecycle.service';
 import { CLASS_REFUSED, DRAINING, OVERLOADED, Refusal } from './refusal';
+import { TenantShares } from './tenant-shares';
+
+type Headers = Readonly<Record<string, string | string[] | undefined>>;
 
 /**
  * What the busy rule says of a request for a model: `refuse` it (every worker busy for its
- * priority class, the model's admission mode `token-capacity`), let a critical one `wait` in the
- * router queue for capacity lower classes hold (`CriticalWait`), admit it although it
+ * priority class, the model's admission mode `token-capacity`), let it `wait` in the router
+ * queue (a critical one for capacity lower classes hold, `CriticalWait`; one of a tenant under
+ * its weighted fair share, `TenantShares`), admit it although it
  * `would-refuse` (mode `shadow`), or `admit` it.
  */
 export type Verdict = 'admit' | 'refuse' | 'wait' | 'would-refuse';
@@ -28,18 +34,26 @@ export class AdmissionDecision {
     private readonly thresholds: ThresholdsService,
     private readonly lifecycle: LifecycleService,
     private readonly criticalWait: CriticalWait,
+    private readonly shares: TenantShares,
+    private readonly tenants: TenantIdentity,
   ) {}
 
   /**
    * `null` admits. A body without a string `model` is admitted here, to be answered by
    * validation (400); while draining every request is refused. A request of class `priority` is
-   * refused when every live worker of its model is busy for that class, unless it may wait.
+   * refused when every live worker of its model is busy for that class, unless it may wait. The
+   * request's `headers` name its tenant, read only when it would be refused.
    */
-  decide(body: unknown, priority: PriorityClass = DEFAULT_PRIORITY): Refusal | null {
+  decide(
+    body: unknown,
+    priority: PriorityClass = DEFAULT_PRIORITY,
+    headers?: Headers,
+  ): Refusal | null {
     if (this.lifecycle.draining) return DRAINING;
     if (typeof body !== 'object' || body === null) return null;
     const model = (body as { model?: unknown }).model;
     if (typeof model !== 'string' || this.judge(model, priority) !== 'refuse') return null;
+    if (headers !== undefined && this.underShare(model, headers)) return null;
     // A sheddable request refused while the workers are under the configured (standard)
     // thresholds is refused for its class, not because the workers are busy.
     return priority === 'sheddable' && !this.registry.model(model)?.allBusyFor('standard')
@@ -47,16 +61,34 @@ export class AdmissionDecision {
       : OVERLOADED;
   }
 
-  /** The busy rule for one model and priority class, in the admission mode in force for it. */
-  judge(model: string, priority: PriorityClass = DEFAULT_PRIORITY): Verdict {
+  /**
+   * The busy rule for one model and priority class, in the admission mode in force for it; with
+   * the request's `tenant`, one under its fair share waits instead of being refused.
+   */
+  judge(
+    model: string,
+    priority: PriorityClass = DEFAULT_PRIORITY,
+    tenant?: RequestTenant,
+  ): Verdict {
     if (!this.registry.model(model)?.allBusyFor(priority)) return 'admit';
     switch (this.thresholds.admissionControl(model)) {
       case 'token-capacity':
-        return priority === 'critical' && this.criticalWait.mayWait(model) ? 'wait' : 'refuse';
+        if (priority === 'critical' && this.criticalWait.mayWait(model)) return 'wait';
+        return tenant !== undefined && this.shares.underShare(model, tenant.id, tenant.weight)
+          ? 'wait'
+          : 'refuse';
       case 'shadow':
         return 'would-refuse';
       case 'none':
         return 'admit';
     }
+  }
+
+  /** Whether the tenant the headers name is under its fair share of the model (`TenantShares`). */
+  private underShare(model: string, headers: Headers): boolean {
+    const tenant = this.tenants.chargedTo(headers);
+    return (
+      tenant !== undefined && this.shares.underShare(model, tenant, this.tenants.weightOf(tenant))
+    );
   }
 }

@@ -62,7 +62,7 @@ export class AdmissionGuard implements CanActivate {
     setRequestPriority(req, priority);
     setRequestTenant(req, { id: tenant, weight: this.tenants.weightOf(tenant) });
     const model = req.body?.model;
-    const refusal = this.decision.decide(req.body, priority);
+    const refusal = this.decision.decide(req.body, priority, req.headers);
     if (refusal?.rejection) this.limits.overloaded(tenant);
     this.enforce(refusal, model);
     if (typeof model !== 'string') return true;
@@ -98,7 +98,7 @@ export class AdmissionGuard implements CanActivate {
       for (const policy of this.policies.list) await policy.admit(request);
       // A policy lowered the class: the request must be free to run as that class too.
       if (request.priority !== claimed) {
-        this.enforce(this.decision.decide(req.body, request.priority), request.model);
+        this.enforce(this.decision.decide(req.body, request.priority, req.headers), request.model);
       }
       return true;
     } catch (err) {

@@ -11,6 +11,7 @@ import { BusyModels } from './busy-models';
 import { CriticalWait } from './critical-wait';
 import { LifecycleService } from './lifecycle.service';
 import { RetryAfter } from './retry-after';
+import { TenantShares } from './tenant-shares';
 import { InflightPerKeyPolicy } from './policies/inflight-per-key.policy';
 import { PriorityByKeyPolicy } from './policies/priority-by-key.policy';
 import { ServiceOverloadedFilter } from './service-overloaded.filter';
@@ -41,6 +42,7 @@ export class AdmissionModule {
         AdmissionDecision,
         BusyModels,
         CriticalWait,
+        TenantShares,
         RetryAfter,
         AdmissionGuard,
         ServiceOverloadedFilter,
@@ -56,6 +58,7 @@ export class AdmissionModule {
         AdmissionDecision,
         BusyModels,
         CriticalWait,
+        TenantShares,
         RetryAfter,
         AdmissionPolicies,
         AdmissionGuard,

@@ -61,7 +61,7 @@ export function installAdmission(app: NestFastifyApplication, replyFor: RawReply
       if (c === undefined || tenants.refuses(request.headers)) return done();
       setRequestPriority(request, c);
       const body = request.body as { model?: unknown; stream?: unknown } | null | undefined;
-      const refusal = decision.decide(body, c);
+      const refusal = decision.decide(body, c, request.headers);
       if (refusal === null) return done();
       answer(reply, refusal, endpoint, body, c, request.headers);
     };

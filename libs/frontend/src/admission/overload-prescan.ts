@@ -78,7 +78,7 @@ export function overloadPrescans(
   return overloadPrescan(
     armedFor,
     (req, res, fields, { c, endpoint }, arrivedMs) => {
-      const refusal = decision.decide(fields, c);
+      const refusal = decision.decide(fields, c, req.headers);
       if (refusal !== null)
         answer(replyFor(req, res, arrivedMs), refusal, endpoint, fields, c, req.headers);
       return refusal !== null;

@@ -3,6 +3,9 @@ import { OVERLOAD_MESSAGE } from '@sluice/contracts';
 import { AdmissionDecision } from '../../admission/admission-decision.service';
 import { CriticalWait } from '../../admission/critical-wait';
 import { LifecycleService } from '../../admission/lifecycle.service';
+import { TenantShares } from '../../admission/tenant-shares';
+import { TenantDirectory } from '../../tenants/tenant-directory.service';
+import { TenantIdentity } from '../../tenants/tenant-identity';
 import { ServiceOverloadedError } from '../../admission/errors/service-overloaded.error';
 import { OBJECTIVE_MISSED } from '../../admission/refusal';
 import { ModelNotFoundError, NoWorkersAvailableError } from '../errors/model-unavailable.error';
@@ -37,6 +40,7 @@ describe('RouterService', () => {
     ({ thresholds, registry, traffic, predictor, report } = fx);
     queued = { inc: jest.fn(), dec: jest.fn() };
     const criticalWait = new CriticalWait();
+    const shares = new TenantShares();
     const metrics = { queued, wouldReject, explored } as unknown as RequestMetricsService;
     const choice = new WorkerChoice(fx.config, traffic, thresholds, predictor);
     sut = new RouterService(
@@ -47,7 +51,15 @@ describe('RouterService', () => {
       choice,
       new ObjectiveGate(fx.config, thresholds, metrics, choice),
       criticalWait,
-      new AdmissionDecision(registry, thresholds, new LifecycleService(), criticalWait),
+      new AdmissionDecision(
+        registry,
+        thresholds,
+        new LifecycleService(),
+        criticalWait,
+        shares,
+        new TenantIdentity(fx.config, new TenantDirectory()),
+      ),
+      shares,
       fx.ejection,
     );
     sut.onModuleInit();

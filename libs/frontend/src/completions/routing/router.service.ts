@@ -1,8 +1,9 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AdmissionDecision } from '../../admission/admission-decision.service';
 import { CriticalWait } from '../../admission/critical-wait';
+import { TenantShares } from '../../admission/tenant-shares';
 import { FrontendConfig } from '../../config/frontend-config';
-import { RequestTenant } from '../../tenants/request-tenant';
+import { RequestTenant, UNSEEN_TENANT } from '../../tenants/request-tenant';
 import { DEFAULT_PRIORITY, PriorityClass } from '../../config/priority';
 import { ServiceOverloadedError } from '../../admission/errors/service-overloaded.error';
 import { EndpointLabel } from '../../metrics/metric-names';
@@ -27,8 +28,10 @@ export type { Lease, LeaseObjective } from './worker-leases';
  * `--router-queue-threshold F`, holds requests in a bounded queue (`WaitingRoom`) while every
  * such worker already has more than F × max_num_batched_tokens prompt tokens in flight from this
  * frontend. A critical request that finds every worker busy for it waits in the same queue while
- * lower classes hold capacity (`CriticalWait`). Every lease ended or worker freed up hands the room
- * on to the queue, critical waiters first.
+ * lower classes hold capacity (`CriticalWait`), and so does a request of a tenant under its
+ * weighted fair share of the model (`TenantShares`, which counts every request sent or queued
+ * here). Every lease ended or worker freed up hands the room on to the queue, critical waiters
+ * first.
  */
 @Injectable()
 export class RouterService implements OnModuleInit, RegistryObserver {
@@ -44,6 +47,7 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     private readonly gate: ObjectiveGate,
     private readonly criticalWait: CriticalWait,
     private readonly decision: AdmissionDecision,
+    private readonly shares: TenantShares,
     ejection: OutlierEjection,
   ) {
     const released = (w: WorkerEntry): void => this.drainIfWaiting(w.model);
@@ -70,7 +74,7 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     priority: PriorityClass = DEFAULT_PRIORITY,
     maxTokens = 0,
     endpoint: EndpointLabel = 'chat_completions',
-    tenant?: RequestTenant,
+    tenant: RequestTenant = UNSEEN_TENANT,
   ): Lease | Promise<Lease> {
     const model = this.registry.model(modelName);
     if (!model) throw new ModelNotFoundError(modelName);
@@ -80,7 +84,8 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     // Waiters of the same or a higher class go first; lower ones may be overtaken.
     const ahead = this.room.aheadOf(modelName, priority);
     const objective = this.gate.objectiveOf(modelName, priority);
-    if (this.waitsForLowerClasses(ask)) {
+    // Judged before this request counts for its tenant's share (`counted`).
+    if (this.decision.judge(modelName, priority, tenant) === 'wait') {
       const deadlineMs = objective === null ? null : performance.now() + objective;
       return this.enqueue(ask, cancel.signal, deadlineMs);
     }
@@ -90,7 +95,10 @@ export class RouterService implements OnModuleInit, RegistryObserver {
       return this.admit(ask, verdict);
     }
     const worker = ahead > 0 ? undefined : this.choice.pick(model, priority);
-    if (worker) return this.leases.lease(worker, priority, promptTokens, maxTokens, null);
+    if (worker) {
+      this.counted(ask);
+      return this.leases.lease(worker, priority, promptTokens, maxTokens, null);
+    }
     // No candidate at all: every worker turned busy since the admission guard looked.
     if (this.choice.eligible === null) throw new ServiceOverloadedError(modelName);
     return this.enqueue(ask, cancel.signal, null);
@@ -138,6 +146,7 @@ export class RouterService implements OnModuleInit, RegistryObserver {
 
   modelForgotten(name: string): void {
     this.choice.forget(name);
+    this.shares.forget(name);
   }
 
   private drainIfWaiting(model: string): void {
@@ -145,16 +154,20 @@ export class RouterService implements OnModuleInit, RegistryObserver {
   }
 
   /**
-   * A critical request the busy rule lets wait for capacity lower classes hold (`CriticalWait`):
-   * the admission decision's own verdict, so the two never disagree.
+   * A new request sent to a worker or queued counts for its tenant's share (`TenantShares`);
+   * waiters served later and retries (asks without a tenant) were counted when they came.
    */
-  private waitsForLowerClasses({ model, priority }: Ask): boolean {
-    return priority === 'critical' && this.decision.judge(model.name, priority) === 'wait';
+  private counted(ask: Ask): void {
+    if (ask.tenant) this.shares.admitted(ask.model.name, ask.tenant.id, ask.tenant.weight);
   }
 
-  /** Queues the request; a critical waiter is counted for `CriticalWait` until it leaves. */
+  /**
+   * Queues the request (it counts for its tenant's share once it has a place); a critical waiter
+   * is counted for `CriticalWait` until it leaves.
+   */
   private enqueue(ask: Ask, signal: AbortSignal, deadlineMs: number | null): Promise<Lease> {
     const waiting = this.room.enqueue(ask, signal, deadlineMs);
+    this.counted(ask);
     if (ask.priority !== 'critical') return waiting;
     const name = ask.model.name;
     this.criticalWait.queued(name);
@@ -164,6 +177,7 @@ export class RouterService implements OnModuleInit, RegistryObserver {
   }
 
   private admit(ask: Ask, { best, objectiveMs, sample }: Admit): Lease {
+    this.counted(ask);
     return this.leases.lease(best.worker, ask.priority, ask.promptTokens, ask.maxTokens, {
       predictedMs: best.ms,
       objectiveMs,

@@ -1,0 +1,90 @@
+import { MODEL, ReportFields } from './support/bus';
+import { useSystem } from './support/fixtures';
+import { Answer, metricValue, post, request } from './support/http';
+import { Heartbeat } from './support/nats-server';
+import { FrontendProcess, NATS_URL, waitFor } from './support/processes';
+
+/** Waits on a busy 2-core machine are generous; speed is measured by the bench, not here. */
+const WAIT_MS = 30_000;
+const TOKEN = 'fair-refusal-admin-token-1';
+const asOps = { authorization: `Bearer ${TOKEN}` };
+
+const admin = (fe: FrontendProcess, path: string, method: string, body?: unknown) =>
+  request(`${fe.url}/tenants${path}`, method, body, asOps);
+
+const chat = (fe: FrontendProcess, key: string): Promise<Answer> =>
+  post(
+    `${fe.url}/v1/chat/completions`,
+    { model: MODEL, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 4 },
+    { authorization: `Bearer ${key}` },
+  );
+
+/**
+ * docs/api.md#tenants, fair share of refusals (issue 43 item 3): the default admission mode
+ * (token-capacity, busy thresholds, no router queue threshold), tenants `a` and `b` of equal
+ * weight, one real simulated worker whose load the test reports itself (busy or not). While the
+ * worker is busy, the heavy tenant `a` is refused at once; a request of the light tenant `b`,
+ * under its share of the recent admissions, waits for the worker to free and is served.
+ */
+describe('with every worker busy, a tenant under its fair share waits instead of being refused', () => {
+  const sys = useSystem({
+    database: 'tenant_fair_refusal',
+    workers: [[]],
+    frontend: [
+      ...['--admission-control', 'token-capacity', '--active-decode-blocks-threshold', '0.8'],
+      ...['--router-queue-timeout-ms', '120000', '--admin-token', `ops:${TOKEN}`],
+    ],
+  });
+  let beat: Heartbeat;
+  const keys: Record<string, string> = {};
+  const report = (activeDecodeBlocks: number): ReportFields => ({
+    worker_id: 'w',
+    endpoint: sys.worker.url,
+    active_decode_blocks: activeDecodeBlocks,
+    kv_total_blocks: 16384,
+    max_num_batched_tokens: 8192,
+  });
+  const reported = (blocks: number) =>
+    waitFor(
+      async () =>
+        (await metricValue(sys.fe.url, 'dynamo_frontend_worker_active_decode_blocks', {
+          worker_id: 'w',
+        })) === blocks,
+      `worker reported ${blocks} blocks`,
+      WAIT_MS,
+    );
+
+  beforeAll(async () => {
+    beat = await Heartbeat.start(NATS_URL, sys.namespace);
+    beat.set(report(0));
+    await reported(0);
+    for (const id of ['a', 'b']) {
+      expect((await admin(sys.fe, `/${id}`, 'PUT', { weight: 1 })).status).toBe(201);
+      keys[id] = ((await admin(sys.fe, `/${id}/keys`, 'POST')).json as { key: string }).key;
+      await waitFor(async () => (await chat(sys.fe, keys[id])).status === 200, `${id} admitted`);
+    }
+  });
+  afterAll(() => beat?.close());
+
+  const queued = async () =>
+    (await metricValue(sys.fe.url, 'dynamo_frontend_queued_requests', { model: MODEL })) ?? 0;
+
+  it('refuses the heavy tenant at once and serves the light one when the worker frees', async () => {
+    // a takes most of the recent admissions; b has had one.
+    for (let i = 0; i < 6; i++) expect((await chat(sys.fe, keys.a)).status).toBe(200);
+    beat.set(report(16000));
+    await reported(16000);
+    // The worker is busy: a, over its share, is refused (each try until then was admitted).
+    await waitFor(async () => (await chat(sys.fe, keys.a)).status === 503, 'a refused', WAIT_MS);
+    const b = chat(sys.fe, keys.b);
+    await waitFor(async () => (await queued()) === 1, 'b waits', WAIT_MS);
+    // While b waits, a is still refused, with the busy workers' reason.
+    const refused = await chat(sys.fe, keys.a);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('x-sluice-reject-reason')).toBe('all_workers_busy');
+    expect(await queued()).toBe(1);
+    beat.set(report(0));
+    expect((await b).status).toBe(200);
+    expect(await queued()).toBe(0);
+  });
+});
