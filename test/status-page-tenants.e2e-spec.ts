@@ -71,6 +71,10 @@ describe('status page: tenants (--status-page-tenants)', () => {
       );
     }
   });
+  let heartbeat: NodeJS.Timeout | undefined;
+  // Stopped before the system's own afterAll closes the bus: jest runs afterAll hooks in the
+  // order they were declared, and a report published on a closed bus fails the suite.
+  afterAll(() => clearInterval(heartbeat));
   const sys = useSystem({
     database: 'statustenants',
     bus: true,
@@ -91,7 +95,6 @@ describe('status page: tenants (--status-page-tenants)', () => {
   });
   let browser: Browser | undefined;
   let page: Page;
-  let heartbeat: NodeJS.Timeout | undefined;
   let blocks = 10;
   const pageErrors: string[] = [];
 
@@ -131,7 +134,6 @@ describe('status page: tenants (--status-page-tenants)', () => {
   });
 
   afterAll(async () => {
-    clearInterval(heartbeat);
     await browser?.close();
   });
 
