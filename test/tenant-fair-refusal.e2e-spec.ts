@@ -22,14 +22,15 @@ const chat = (fe: FrontendProcess, key: string): Promise<Answer> =>
 /**
  * docs/api.md#tenants, fair share of refusals (issue 43 item 3): the default admission mode
  * (token-capacity, busy thresholds, no router queue threshold), tenants `a` and `b` of equal
- * weight, one real simulated worker whose load the test reports itself (busy or not). While the
- * worker is busy, the heavy tenant `a` is refused at once; a request of the light tenant `b`,
- * under its share of the recent admissions, waits for the worker to free and is served.
+ * weight, one real simulated worker (slowed down so that a long stream holds it) whose load the
+ * test reports itself (busy or not). While the worker is busy, the heavy tenant `a`, which holds
+ * two streams, is refused at once; a request of the light tenant `b`, which holds nothing, is
+ * under its share: it waits for the worker to free and is served.
  */
 describe('with every worker busy, a tenant under its fair share waits instead of being refused', () => {
   const sys = useSystem({
     database: 'tenant_fair_refusal',
-    workers: [[]],
+    workers: [['--speedup', '0.1']],
     frontend: [
       ...['--admission-control', 'token-capacity', '--active-decode-blocks-threshold', '0.8'],
       ...['--router-queue-timeout-ms', '120000', '--admin-token', `ops:${TOKEN}`],
@@ -69,12 +70,29 @@ describe('with every worker busy, a tenant under its fair share waits instead of
   const queued = async () =>
     (await metricValue(sys.fe.url, 'dynamo_frontend_queued_requests', { model: MODEL })) ?? 0;
 
+  /** A long stream of tenant `a`, held open until the test aborts it. */
+  async function hold(signal: AbortSignal): Promise<void> {
+    const res = await fetch(`${sys.fe.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${keys.a}` },
+      body: JSON.stringify({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'x' }],
+        max_tokens: 2000,
+        stream: true,
+      }),
+      signal,
+    });
+    expect(res.status).toBe(200);
+  }
+
   it('refuses the heavy tenant at once and serves the light one when the worker frees', async () => {
-    // a takes most of the recent admissions; b has had one.
-    for (let i = 0; i < 6; i++) expect((await chat(sys.fe, keys.a)).status).toBe(200);
+    const holders = new AbortController();
+    await hold(holders.signal);
+    await hold(holders.signal);
     beat.set(report(16000));
     await reported(16000);
-    // The worker is busy: a, over its share, is refused (each try until then was admitted).
+    // The worker is busy: a, over its share, is refused.
     await waitFor(async () => (await chat(sys.fe, keys.a)).status === 503, 'a refused', WAIT_MS);
     const b = chat(sys.fe, keys.b);
     await waitFor(async () => (await queued()) === 1, 'b waits', WAIT_MS);
@@ -86,5 +104,6 @@ describe('with every worker busy, a tenant under its fair share waits instead of
     beat.set(report(0));
     expect((await b).status).toBe(200);
     expect(await queued()).toBe(0);
+    holders.abort();
   });
 });

@@ -1,51 +1,47 @@
-import { SHARE_TAU_MS, TenantShares } from './tenant-shares';
+import { TenantShares } from './tenant-shares';
 
 describe('TenantShares', () => {
   let sut: TenantShares;
   beforeEach(() => (sut = new TenantShares()));
 
-  const admit = (tenant: string, n: number, at = 0, weight = 1) => {
-    for (let i = 0; i < n; i++) sut.admitted('m', tenant, weight, at);
+  const start = (tenant: string, n: number, weight = 1) => {
+    for (let i = 0; i < n; i++) sut.started('m', tenant, weight);
   };
 
-  it('never puts a lone tenant under its share, nor one of a model without admissions', () => {
-    expect(sut.underShare('m', 'default', 1, 0)).toBe(false);
-    admit('default', 5);
-    expect(sut.underShare('m', 'default', 1, 0)).toBe(false);
+  it('never puts a lone tenant under its share, nor one of a model nobody holds', () => {
+    expect(sut.underShare('m', 'default', 1)).toBe(false);
+    start('default', 5);
+    expect(sut.underShare('m', 'default', 1)).toBe(false);
   });
 
-  it('puts a tenant with fewer recent admissions per unit of weight under its share', () => {
-    admit('a', 6);
-    admit('b', 1);
-    expect(sut.underShare('m', 'b', 1, 0)).toBe(true);
-    expect(sut.underShare('m', 'a', 1, 0)).toBe(false);
-    // A tenant new to the model is under the share of those already served.
-    expect(sut.underShare('m', 'c', 1, 0)).toBe(true);
+  it('puts a tenant holding fewer requests per unit of weight under its share', () => {
+    start('a', 6);
+    start('b', 1);
+    expect(sut.underShare('m', 'b', 1)).toBe(true);
+    expect(sut.underShare('m', 'a', 1)).toBe(false);
+    // A tenant holding nothing is under the share of those that hold something.
+    expect(sut.underShare('m', 'c', 1)).toBe(true);
   });
 
   it('weighs the share: weight 3 against 1 entitles to three times as many', () => {
-    admit('a', 6, 0, 3);
-    admit('b', 2);
-    expect(sut.underShare('m', 'a', 3, 0)).toBe(false);
-    expect(sut.underShare('m', 'b', 1, 0)).toBe(false);
-    admit('b', 1);
-    expect(sut.underShare('m', 'a', 3, 0)).toBe(true);
-    expect(sut.underShare('m', 'b', 1, 0)).toBe(false);
+    start('a', 6, 3);
+    start('b', 2);
+    expect(sut.underShare('m', 'a', 3)).toBe(false);
+    expect(sut.underShare('m', 'b', 1)).toBe(false);
+    start('b', 1);
+    expect(sut.underShare('m', 'a', 3)).toBe(true);
+    expect(sut.underShare('m', 'b', 1)).toBe(false);
   });
 
-  it('forgets tenants idle long enough, and models forgotten', () => {
-    admit('a', 6);
-    expect(sut.underShare('m', 'b', 1, 0)).toBe(true);
-    expect(sut.underShare('m', 'b', 1, 30 * SHARE_TAU_MS)).toBe(false);
-    sut.forget('m');
-    expect(sut.underShare('m', 'b', 1, 0)).toBe(false);
-  });
-
-  it('counts recent admissions more than old ones', () => {
-    admit('a', 4, 0);
-    admit('b', 3, 3 * SHARE_TAU_MS);
-    // b's three are recent, a's four have faded: a is now the one under its share.
-    expect(sut.underShare('m', 'a', 1, 3 * SHARE_TAU_MS)).toBe(true);
-    expect(sut.underShare('m', 'b', 1, 3 * SHARE_TAU_MS)).toBe(false);
+  it('forgets what ended: a tenant alone again is not under its share', () => {
+    start('a', 2);
+    start('b', 1);
+    expect(sut.underShare('m', 'b', 1)).toBe(true);
+    sut.ended('m', 'a');
+    sut.ended('m', 'a');
+    expect(sut.underShare('m', 'b', 1)).toBe(false);
+    sut.ended('m', 'b');
+    sut.ended('m', 'b');
+    expect(sut.underShare('m', 'a', 1)).toBe(false);
   });
 });

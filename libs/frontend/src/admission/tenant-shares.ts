@@ -1,92 +1,73 @@
 import { Injectable } from '@nestjs/common';
 
-/**
- * Milliseconds over which a tenant's admitted requests fade out of its recent rate (the time constant
- * of an exponential decay): short enough to follow a change of load, long enough to see a light
- * tenant's few requests.
- */
-export const SHARE_TAU_MS = 5000;
-/** A tenant whose recent count fell below this (a request, 23 s ago) is inactive. */
-const ACTIVE = 0.01;
-/** Entries kept per model before inactive ones are swept on the next admission. */
-const SWEEP_ABOVE = 64;
-
-/** One tenant's admissions for one model: a count decayed to `at`, and its weight. */
-interface Rate {
-  count: number;
-  at: number;
+/** One tenant's requests held on one model: in flight on its workers or waiting for one. */
+interface Held {
+  n: number;
   weight: number;
 }
 
 /**
- * Each tenant's recent admitted rate per model, and whether a tenant is under its weighted fair
- * share of it (docs/decisions/0225-fair-share-refusals.md): its rate per unit of weight below
- * that of all the model's active tenants together, counting itself. The router records every
- * request it sends to a worker or queues (`admitted`); the admission decision asks `underShare`
- * only while every worker of the model is busy, so it costs a request nothing otherwise. A
- * lone tenant is never under its share, so with no tenants configured (everyone `default`)
- * refusals are as they were. Counts are exponentially decayed (τ = `SHARE_TAU_MS`): an update
- * is one multiplication, and no bucket or timer is needed.
+ * What each tenant holds of each model (its requests in flight on the model's workers from this
+ * frontend, and those waiting in the router queue), and whether a tenant is under its weighted
+ * fair share of it (docs/decisions/0225-fair-share-refusals.md): what it holds per unit of
+ * weight below what the tenants holding anything hold together per unit of their weights,
+ * itself counted among them. The router counts a request from the moment it is sent to a worker
+ * or queued until its lease ends or it leaves the queue unserved (`started`, `ended`); the
+ * admission decision asks `underShare` only while every worker of the model is busy, so it costs
+ * an admitted request two counts. A lone tenant is never under its share, so with no tenants
+ * configured (everyone `default`) refusals are as they were.
  */
 @Injectable()
 export class TenantShares {
-  private readonly models = new Map<string, Map<string, Rate>>();
+  private readonly models = new Map<string, Map<string, Held>>();
 
   /** A request of `tenant` (weight `weight`) was sent to a worker of the model or queued for it. */
-  admitted(model: string, tenant: string, weight: number, now = performance.now()): void {
-    let rates = this.models.get(model);
-    if (!rates) {
-      rates = new Map();
-      this.models.set(model, rates);
+  started(model: string, tenant: string, weight: number): void {
+    let held = this.models.get(model);
+    if (!held) {
+      held = new Map();
+      this.models.set(model, held);
     }
-    const rate = rates.get(tenant);
-    if (rate) {
-      rate.count = decayed(rate, now) + 1;
-      rate.at = now;
-      rate.weight = weight;
-      return;
+    const own = held.get(tenant);
+    if (own) {
+      own.n++;
+      own.weight = weight;
+    } else {
+      held.set(tenant, { n: 1, weight });
     }
-    if (rates.size >= SWEEP_ABOVE) sweep(rates, now);
-    rates.set(tenant, { count: 1, at: now, weight });
+  }
+
+  /** A request counted by `started` ended, or left the queue unserved. */
+  ended(model: string, tenant: string): void {
+    const held = this.models.get(model);
+    const own = held?.get(tenant);
+    if (!held || !own) return;
+    // Counts of tenants and models without requests go: the maps hold only what is held.
+    if (--own.n > 0) return;
+    held.delete(tenant);
+    if (held.size === 0) this.models.delete(model);
   }
 
   /**
-   * Whether `tenant` (weight `weight`) has had less than its weighted share of the model's recent
-   * admissions: false when no other tenant is active on the model. O(active tenants), no
-   * allocation.
+   * Whether `tenant` (weight `weight`) holds less of the model than its weighted share: false
+   * when no other tenant holds anything. O(tenants holding requests), no allocation.
    */
-  underShare(model: string, tenant: string, weight: number, now = performance.now()): boolean {
-    const rates = this.models.get(model);
-    if (!rates) return false;
+  underShare(model: string, tenant: string, weight: number): boolean {
+    const held = this.models.get(model);
+    if (!held) return false;
     let own = 0;
     let total = 0;
     let weights = weight;
     let others = false;
-    for (const [id, rate] of rates) {
-      const count = decayed(rate, now);
+    for (const [id, h] of held) {
+      total += h.n;
       if (id === tenant) {
-        own = count;
-        total += count;
-        continue;
+        own = h.n;
+      } else {
+        others = true;
+        weights += h.weight;
       }
-      if (count < ACTIVE) continue;
-      others = true;
-      total += count;
-      weights += rate.weight;
     }
     return others && own / weight < total / weights;
   }
-
-  /** Drops what is known of a model (the registry forgot it). */
-  forget(model: string): void {
-    this.models.delete(model);
-  }
-}
-
-function decayed(rate: Rate, now: number): number {
-  return now <= rate.at ? rate.count : rate.count * Math.exp((rate.at - now) / SHARE_TAU_MS);
-}
-
-function sweep(rates: Map<string, Rate>, now: number): void {
-  for (const [id, rate] of rates) if (decayed(rate, now) < ACTIVE) rates.delete(id);
 }

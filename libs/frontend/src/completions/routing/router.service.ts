@@ -51,7 +51,7 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     ejection: OutlierEjection,
   ) {
     const released = (w: WorkerEntry): void => this.drainIfWaiting(w.model);
-    this.leases = new WorkerLeases(registry, traffic, released, criticalWait, ejection);
+    this.leases = new WorkerLeases(registry, traffic, released, criticalWait, ejection, shares);
     this.room = new WaitingRoom<Lease>(config, registry, metrics, {
       serve: (model, c, waiter) => this.serve(model, c, waiter),
       lateBy: (ask, deadlineMs, now) => this.gate.lateBy(ask, deadlineMs, now),
@@ -84,7 +84,6 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     // Waiters of the same or a higher class go first; lower ones may be overtaken.
     const ahead = this.room.aheadOf(modelName, priority);
     const objective = this.gate.objectiveOf(modelName, priority);
-    // Judged before this request counts for its tenant's share (`counted`).
     if (this.decision.judge(modelName, priority, tenant) === 'wait') {
       const deadlineMs = objective === null ? null : performance.now() + objective;
       return this.enqueue(ask, cancel.signal, deadlineMs);
@@ -96,11 +95,13 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     }
     const worker = ahead > 0 ? undefined : this.choice.pick(model, priority);
     if (worker) {
-      this.counted(ask);
-      return this.leases.lease(worker, priority, promptTokens, maxTokens, null);
+      return this.leases.lease(worker, priority, promptTokens, maxTokens, null, tenant);
     }
-    // No candidate at all: every worker turned busy since the admission guard looked.
-    if (this.choice.eligible === null) throw new ServiceOverloadedError(modelName);
+    // Without a router queue threshold, none for it: every worker turned busy since the admission
+    // guard looked, or others wait ahead of it; a tenant under its share waits behind them.
+    if (this.choice.eligible === null && !(ahead > 0 && this.underShare(ask))) {
+      throw new ServiceOverloadedError(modelName);
+    }
     return this.enqueue(ask, cancel.signal, null);
   }
 
@@ -146,28 +147,28 @@ export class RouterService implements OnModuleInit, RegistryObserver {
 
   modelForgotten(name: string): void {
     this.choice.forget(name);
-    this.shares.forget(name);
   }
 
   private drainIfWaiting(model: string): void {
     if (this.room.has(model)) this.room.drain(model);
   }
 
-  /**
-   * A new request sent to a worker or queued counts for its tenant's share (`TenantShares`);
-   * waiters served later and retries (asks without a tenant) were counted when they came.
-   */
-  private counted(ask: Ask): void {
-    if (ask.tenant) this.shares.admitted(ask.model.name, ask.tenant.id, ask.tenant.weight);
+  private underShare({ model, tenant }: Ask): boolean {
+    return tenant !== undefined && this.shares.underShare(model.name, tenant.id, tenant.weight);
   }
 
   /**
-   * Queues the request (it counts for its tenant's share once it has a place); a critical waiter
-   * is counted for `CriticalWait` until it leaves.
+   * Queues the request; it counts for its tenant's share (`TenantShares`) until it leaves the
+   * queue (served, its lease counts it), and a critical waiter for `CriticalWait`.
    */
   private enqueue(ask: Ask, signal: AbortSignal, deadlineMs: number | null): Promise<Lease> {
     const waiting = this.room.enqueue(ask, signal, deadlineMs);
-    this.counted(ask);
+    const { model, tenant } = ask;
+    if (tenant) {
+      this.shares.started(model.name, tenant.id, tenant.weight);
+      const ended = (): void => this.shares.ended(model.name, tenant.id);
+      waiting.then(ended, ended);
+    }
     if (ask.priority !== 'critical') return waiting;
     const name = ask.model.name;
     this.criticalWait.queued(name);
@@ -177,21 +178,27 @@ export class RouterService implements OnModuleInit, RegistryObserver {
   }
 
   private admit(ask: Ask, { best, objectiveMs, sample }: Admit): Lease {
-    this.counted(ask);
-    return this.leases.lease(best.worker, ask.priority, ask.promptTokens, ask.maxTokens, {
-      predictedMs: best.ms,
-      objectiveMs,
-      sample,
-    });
+    return this.leases.lease(
+      best.worker,
+      ask.priority,
+      ask.promptTokens,
+      ask.maxTokens,
+      { predictedMs: best.ms, objectiveMs, sample },
+      ask.tenant,
+    );
   }
 
   /** The head waiter of class `c`: to a worker now, or it waits, or it is too late (objective). */
   private serve(model: ModelEntry, c: PriorityClass, w: Waiter<Lease>): Lease | 'wait' | 'late' {
     const maxTokens = w.maxTokens ?? 0;
     const objective = this.gate.objectiveOf(model.name, c);
+    // Its lease counts it for its tenant's share from here on (its wait counted it until now).
+    const tenant = w.tenant === undefined ? undefined : { id: w.tenant, weight: w.weight ?? 1 };
     if (w.deadlineMs === undefined || objective === null) {
       const worker = this.choice.pick(model, c);
-      return worker ? this.leases.lease(worker, c, w.promptTokens, maxTokens, null) : 'wait';
+      return worker
+        ? this.leases.lease(worker, c, w.promptTokens, maxTokens, null, tenant)
+        : 'wait';
     }
     const ask: Ask = {
       model,
@@ -199,6 +206,7 @@ export class RouterService implements OnModuleInit, RegistryObserver {
       maxTokens,
       priority: c,
       endpoint: 'chat_completions',
+      tenant,
     };
     const verdict = this.gate.forWaiter(ask, w.deadlineMs, objective);
     return typeof verdict === 'string' ? verdict : this.admit(ask, verdict);

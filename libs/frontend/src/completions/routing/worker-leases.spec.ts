@@ -1,3 +1,4 @@
+import { TenantShares } from '../../admission/tenant-shares';
 import { Logger } from '@nestjs/common';
 import { CriticalWait } from '../../admission/critical-wait';
 import { WorkerEntry } from '../../worker-monitor/worker-entry';
@@ -19,7 +20,14 @@ describe('WorkerLeases', () => {
     fx.report('w1');
     released = jest.fn();
     criticalWait = new CriticalWait();
-    sut = new WorkerLeases(fx.registry, fx.traffic, released, criticalWait, fx.ejection);
+    sut = new WorkerLeases(
+      fx.registry,
+      fx.traffic,
+      released,
+      criticalWait,
+      fx.ejection,
+      new TenantShares(),
+    );
     const w = fx.registry.model(M)?.workers.get('w1');
     if (!w) throw new Error('no worker w1');
     w1 = w;

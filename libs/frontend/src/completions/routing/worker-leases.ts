@@ -1,4 +1,6 @@
 import { CriticalWait } from '../../admission/critical-wait';
+import { TenantShares } from '../../admission/tenant-shares';
+import { RequestTenant } from '../../tenants/request-tenant';
 import { PriorityClass } from '../../config/priority';
 import { OutlierEjection } from '../../worker-monitor/outlier-ejection';
 import { WorkerEntry } from '../../worker-monitor/worker-entry';
@@ -41,7 +43,8 @@ export interface LeaseObjective {
  * Hands out leases on workers and keeps what each one holds counted while it lasts: the
  * frontend's own in-flight requests, those of them waiting for their first token, and their prompt
  * tokens (`WorkerTraffic`), the prompt tokens waiting for prefill and the KV blocks reserved between
- * load reports (`WorkerRegistry`), and the model's lower-class requests in flight (`CriticalWait`).
+ * load reports (`WorkerRegistry`), the model's lower-class requests in flight (`CriticalWait`),
+ * and each tenant's requests in flight on the model (`TenantShares`).
  * `released` hears of every lease that ends, so that the router queue can hand the room on. A
  * lease on a worker back from outlier ejection is its probe (`OutlierEjection`).
  */
@@ -52,15 +55,17 @@ export class WorkerLeases {
     private readonly released: (worker: WorkerEntry) => void,
     private readonly criticalWait: CriticalWait,
     private readonly ejection: OutlierEjection,
+    private readonly shares: TenantShares,
   ) {}
 
-  /** A lease on `worker` for a request of class `c`. */
+  /** A lease on `worker` for a request of class `c` (of `tenant`, if it counts for its share). */
   lease(
     worker: WorkerEntry,
     c: PriorityClass,
     promptTokens: number,
     maxTokens: number,
     objective: LeaseObjective | null,
+    tenant?: RequestTenant,
   ): Lease {
     const tokensAhead = worker.prefillTokensAhead();
     const kvUsage = worker.judgedKvUsage();
@@ -71,6 +76,7 @@ export class WorkerLeases {
     this.registry.addPendingPrefill(worker, promptTokens);
     const reservation = this.registry.reserve(worker, promptTokens, maxTokens, Date.now(), true);
     this.criticalWait.started(worker.model, c);
+    if (tenant) this.shares.started(worker.model, tenant.id, tenant.weight);
     const probe = this.ejection.leased(worker);
     let prefilling = true;
     let released = false;
@@ -93,6 +99,7 @@ export class WorkerLeases {
         if (released) return;
         released = true;
         this.criticalWait.ended(worker.model, c);
+        if (tenant) this.shares.ended(worker.model, tenant.id);
         firstToken();
         reservation.release();
         inflight.requests--;
