@@ -1,4 +1,3 @@
-import { GOODPUT_THRESHOLDS } from '../lib/goodput';
 import { fmt, median } from '../lib/util';
 import {
   admitted,
@@ -9,7 +8,6 @@ import {
   PointId,
   POINTS,
   QUEUE_DEPTH,
-  QUEUE_THRESHOLD,
   QUEUE_TIMEOUT_MS,
   Run,
   WEIGHTED,
@@ -27,7 +25,7 @@ const names = (): Record<PointId, string> => ({
 export function tenantsDetails(pairs: Pair[], run: Run): string {
   const flags = FAIR_SHARE_FLAGS.filter((f) => !f.startsWith('ops:') && f !== '--admin-token');
   const NAMES = names();
-  const rows = POINTS.map((p) => {
+  const rows = POINTS.filter((p) => pairs.some((x) => x.point === p)).map((p) => {
     const xs = pairs.filter((x) => x.point === p);
     const med = (f: (x: Pair) => number | null | undefined): string =>
       fmt(median(xs.map((x) => f(x) ?? NaN)));
@@ -43,17 +41,15 @@ export function tenantsDetails(pairs: Pair[], run: Run): string {
   });
   return [
     'The goodput scenario’s two simulated workers (`--speedup 1`) on CPU 1, before one frontend',
-    `on CPU 0 with tenants and the router queue (\`${flags.join(' ')}\`): no busy-threshold`,
-    `refusal (unlike the goodput scenario’s \`${GOODPUT_THRESHOLDS.join(' ')}\`, which refuses`,
-    `before the queue without regard to tenants); each worker takes ${QUEUE_THRESHOLD} engine steps’ budgets of`,
-    'prompt tokens in flight from the frontend (~330 of these requests, until each ends), the rest',
-    `wait in a queue of ${QUEUE_DEPTH}, refused when it is full (the newest request of the tenant with`,
-    `the most waiting per unit of weight) or after ${QUEUE_TIMEOUT_MS / 1000} s in it. Tenants are created`,
+    `on CPU 0 with tenants and the product's default admission (\`${flags.join(' ')}\`): while`,
+    'every worker is busy, a request of a tenant under its weighted share of the requests held',
+    `waits in the router queue (at most ${QUEUE_DEPTH}, at most ${QUEUE_TIMEOUT_MS / 1000} s) for the first worker that frees,`,
+    'the others are refused at once (decision 0225). Tenants are created',
     'through `/tenants` with their weights and one key each; a second frontend without shedding',
     'measures capacity as in the goodput scenario and is stopped during the points. Each point runs',
     'one open-loop client per tenant at once (bench/tools/goodput-client with `--bearer` the',
     'tenant’s key; without keys every request is the tenant `default`), the same streaming chat',
-    `requests of ~1,000 prompt tokens and \`max_tokens\` 64. *Capacity*: ${fmt(run.capacity)} req/s. Each`,
+    `requests of ~1,000 prompt tokens and \`max_tokens\` 64. *Capacity*: ${fmt(run.capacity)} req/s${run.nominal ? ' (nominal: a quick run, not measured)' : ''}. Each`,
     `point sends for ${run.durationS} s; its figures are of the requests that arrived in [${run.warmupS} s, ${run.durationS} s);`,
     `answers are awaited ${run.drainS} s after the last arrival, the rest cut off. *Admitted*: not refused.`,
     `Points interleaved, ${run.rounds} round(s); medians over the rounds, B's refused share of each round`,
