@@ -2,6 +2,7 @@ import { errors as undiciErrors } from 'undici';
 import {
   AnswerTooLargeError,
   MidAnswerError,
+  STREAM_MIN_BYTES,
   StreamedAnswer,
   UnaryAnswer,
   WholeAnswerHandler,
@@ -21,6 +22,9 @@ function handler(maxBytes: number, timeoutMs = 0) {
   abort.mockImplementation((err) => sut.onError(err ?? new Error('aborted')));
   return { sut, abort, result: () => result };
 }
+
+/** The largest answer read whole although its length is declared. */
+const LENGTH_SMALL = STREAM_MIN_BYTES;
 
 const header = (name: string, value: string): Buffer[] => [Buffer.from(name), Buffer.from(value)];
 
@@ -57,24 +61,28 @@ describe('WholeAnswerHandler', () => {
     expect((result() as MidAnswerError).cause).toBeInstanceOf(AnswerTooLargeError);
   });
 
-  describe('an answer of a declared length within the cap', () => {
+  describe('an answer of a declared length above STREAM_MIN_BYTES and within the cap', () => {
+    const LENGTH = STREAM_MIN_BYTES + 10;
+    const first = Buffer.alloc(LENGTH - 5, 'a');
+    const last = Buffer.from('67890');
+
     it('is handed on as a stream at its first byte, and ends at its last', async () => {
-      const { sut, result } = handler(10);
-      sut.onHeaders(200, header('content-length', '10'));
+      const { sut, result } = handler(LENGTH);
+      sut.onHeaders(200, header('content-length', String(LENGTH)));
       expect(result()).toBeUndefined();
-      sut.onData(Buffer.from('12345'));
+      sut.onData(first);
       const answer = result() as StreamedAnswer;
-      expect(answer).toMatchObject({ statusCode: 200, length: 10 });
-      sut.onData(Buffer.from('67890'));
+      expect(answer).toMatchObject({ statusCode: 200, length: LENGTH });
+      sut.onData(last);
       sut.onComplete();
       const read: Buffer[] = [];
       for await (const chunk of answer.body) read.push(chunk as Buffer);
-      expect(Buffer.concat(read).toString()).toBe('1234567890');
+      expect(Buffer.concat(read)).toEqual(Buffer.concat([first, last]));
     });
 
     it('fails its stream with MidAnswerError when the worker ends it short', async () => {
-      const { sut, result } = handler(10);
-      sut.onHeaders(200, header('content-length', '10'));
+      const { sut, result } = handler(LENGTH);
+      sut.onHeaders(200, header('content-length', String(LENGTH)));
       sut.onData(Buffer.from('12345'));
       sut.onError(new Error('other side closed'));
       const answer = result() as StreamedAnswer;
@@ -92,20 +100,33 @@ describe('WholeAnswerHandler', () => {
     });
 
     it('aborts the request when its reader goes away', () => {
-      const { sut, abort, result } = handler(10);
-      sut.onHeaders(200, header('content-length', '10'));
+      const { sut, abort, result } = handler(LENGTH);
+      sut.onHeaders(200, header('content-length', String(LENGTH)));
       sut.onData(Buffer.from('12345'));
       (result() as StreamedAnswer).body.destroy();
       expect(abort).toHaveBeenCalledTimes(1);
     });
 
     it('is read whole when it is an error answer', () => {
-      const { sut, result } = handler(10);
+      const { sut, result } = handler(LENGTH);
       sut.onHeaders(400, header('content-length', '5'));
       sut.onData(Buffer.from('12345'));
       expect(result()).toBeUndefined();
       sut.onComplete();
       expect(result()).toMatchObject({ statusCode: 400, body: Buffer.from('12345') });
+    });
+  });
+
+  it('reads a declared length up to STREAM_MIN_BYTES whole, as one of unknown length', () => {
+    const { sut, result } = handler(LENGTH_SMALL);
+    sut.onHeaders(200, header('content-length', String(LENGTH_SMALL)));
+    sut.onData(Buffer.alloc(LENGTH_SMALL, 'b'));
+    expect(result()).toBeUndefined();
+    sut.onComplete();
+    expect(result()).toEqual({
+      statusCode: 200,
+      contentType: undefined,
+      body: Buffer.alloc(LENGTH_SMALL, 'b'),
     });
   });
 
