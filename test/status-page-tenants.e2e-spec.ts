@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { Browser, chromium, Page } from 'playwright-core';
 import { MODEL } from './support/bus';
 import { useSystem } from './support/fixtures';
-import { Answer, post } from './support/http';
 import { FrontendProcess, waitFor } from './support/processes';
+import { chatWith, tenantWithKey } from './support/tenants';
 
 const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = 'status-tenants-token';
@@ -34,27 +34,8 @@ interface StatusView {
 const statusOf = async (fe: FrontendProcess): Promise<StatusView> =>
   (await (await fetch(`${fe.url}/ui/status.json`)).json()) as StatusView;
 
-const putTenant = async (fe: FrontendProcess, id: string, body: object): Promise<string> => {
-  const res = await fetch(`${fe.url}/tenants/${id}`, {
-    method: 'PUT',
-    headers: asOps,
-    body: JSON.stringify(body),
-  });
-  expect(res.status).toBe(201);
-  const made = await fetch(`${fe.url}/tenants/${id}/keys`, {
-    method: 'POST',
-    headers: { authorization: asOps.authorization },
-  });
-  expect(made.status).toBe(201);
-  return ((await made.json()) as { key: string }).key;
-};
-
-const chatWith = (fe: FrontendProcess, key: string): Promise<Answer> =>
-  post(
-    `${fe.url}/v1/chat/completions`,
-    { model: MODEL, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2 },
-    { authorization: `Bearer ${key}` },
-  );
+const putTenant = (fe: FrontendProcess, id: string, body: object) =>
+  tenantWithKey(fe, TOKEN, id, body);
 
 /**
  * The tenants section of the status page (issue 43 item 5; docs/api.md#status-page): two tenants

@@ -1,8 +1,9 @@
 import { MODEL, ReportFields } from './support/bus';
 import { useSystem } from './support/fixtures';
-import { Answer, metricValue, post, request } from './support/http';
+import { metricValue, request } from './support/http';
 import { Heartbeat } from './support/nats-server';
 import { FrontendProcess, NATS_URL, waitFor } from './support/processes';
+import { chatWith } from './support/tenants';
 
 /** Waits on a busy 2-core machine are generous; speed is measured by the bench, not here. */
 const WAIT_MS = 30_000;
@@ -12,12 +13,7 @@ const asOps = { authorization: `Bearer ${TOKEN}` };
 const admin = (fe: FrontendProcess, path: string, method: string, body?: unknown) =>
   request(`${fe.url}/tenants${path}`, method, body, asOps);
 
-const chat = (fe: FrontendProcess, key: string): Promise<Answer> =>
-  post(
-    `${fe.url}/v1/chat/completions`,
-    { model: MODEL, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 4 },
-    { authorization: `Bearer ${key}` },
-  );
+const chat = (fe: FrontendProcess, key: string) => chatWith(fe, key, 4, 'Hello');
 
 /**
  * docs/api.md#tenants, fair share of refusals (issue 43 item 3): the default admission mode

@@ -1,8 +1,9 @@
 import { MODEL, ReportFields } from './support/bus';
 import { useSystem } from './support/fixtures';
-import { Answer, metricValue, openStream, post, request } from './support/http';
+import { metricValue, openStream, request } from './support/http';
 import { Heartbeat } from './support/nats-server';
 import { FrontendProcess, NATS_URL, waitFor } from './support/processes';
+import { chatWith } from './support/tenants';
 
 /** Waits on a busy 2-core machine are generous; speed is measured by the bench, not here. */
 const WAIT_MS = 30_000;
@@ -13,12 +14,7 @@ const DEPTH = 12;
 const admin = (fe: FrontendProcess, path: string, method: string, body?: unknown) =>
   request(`${fe.url}/tenants${path}`, method, body, asOps);
 
-const chat = (fe: FrontendProcess, key: string): Promise<Answer> =>
-  post(
-    `${fe.url}/v1/chat/completions`,
-    { model: MODEL, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 4 },
-    { authorization: `Bearer ${key}` },
-  );
+const chat = (fe: FrontendProcess, key: string) => chatWith(fe, key, 4, 'Hello');
 
 /**
  * docs/api.md#tenants, fair share (issue 43 item 3): tenants `a` (weight 3) and `b` (weight 1)

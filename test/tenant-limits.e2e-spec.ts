@@ -1,32 +1,14 @@
 import { MODEL } from './support/bus';
 import { useSystem } from './support/fixtures';
-import { Answer, metricValue, post } from './support/http';
+import { Answer, metricValue } from './support/http';
 import { FrontendProcess, waitFor } from './support/processes';
+import { chatWith, tenantWithKey } from './support/tenants';
 
 const TOKEN = 'tenant-limits-token';
 const asOps = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
 
-const putTenant = async (fe: FrontendProcess, id: string, body: object) => {
-  const res = await fetch(`${fe.url}/tenants/${id}`, {
-    method: 'PUT',
-    headers: asOps,
-    body: JSON.stringify(body),
-  });
-  expect(res.status).toBe(201);
-  const made = await fetch(`${fe.url}/tenants/${id}/keys`, {
-    method: 'POST',
-    headers: { authorization: asOps.authorization },
-  });
-  expect(made.status).toBe(201);
-  return ((await made.json()) as { key: string }).key;
-};
-
-const chatWith = (fe: FrontendProcess, key: string, maxTokens = 2): Promise<Answer> =>
-  post(
-    `${fe.url}/v1/chat/completions`,
-    { model: MODEL, messages: [{ role: 'user', content: 'Hi' }], max_tokens: maxTokens },
-    { authorization: `Bearer ${key}` },
-  );
+const putTenant = (fe: FrontendProcess, id: string, body: object) =>
+  tenantWithKey(fe, TOKEN, id, body);
 
 /** A streamed request of the tenant, read until its first event; abort it to end it. */
 async function openStream(fe: FrontendProcess, key: string, maxTokens: number) {
