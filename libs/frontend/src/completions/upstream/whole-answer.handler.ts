@@ -33,7 +33,7 @@ const STREAM_HIGH_WATER_MARK = 256 * 1024;
 /**
  * A declared length up to this is read whole, as an answer of unknown length is: streaming it
  * would hold as much before pausing and costs a stream per request (the common answer is a few
- * KB; streaming every one halved the admitted path's rate in the bench).
+ * KB, and streaming every one slowed the admitted path; decision 0215).
  */
 export const STREAM_MIN_BYTES = STREAM_HIGH_WATER_MARK;
 
