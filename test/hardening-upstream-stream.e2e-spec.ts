@@ -104,8 +104,10 @@ describe('unary answers with a declared length', () => {
         outcome: 'ended',
       });
     }
-    // Held whole, the four answers would raise it by their size (240 MiB) at least.
-    expect(rise).toBeLessThan((CONCURRENT * LARGE) / MiB / 2);
+    // Held whole, the four answers would raise it by their size (240 MiB) at least (main before
+    // decision 0215: 490 MiB). Relayed, the rise is what V8 and undici have not yet given back,
+    // which reached half the size once in npm test on a loaded machine: the bound is 3/4 of it.
+    expect(rise).toBeLessThan(((CONCURRENT * LARGE) / MiB) * 0.75);
   });
 
   it('answers 502 upstream_error to a declared length over the cap without reading it', async () => {
