@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { FrontendConfig, FrontendConfigValues } from '../config/frontend-config';
 import { ThresholdsService } from '../thresholds/thresholds.service';
 import { OutlierEjection } from './outlier-ejection';
+import { reportFor } from './report.fixture';
 import { WorkerEntry } from './worker-entry';
 import { WorkerRegistry } from './worker-registry.service';
 
@@ -12,25 +13,7 @@ describe('OutlierEjection', () => {
   let sut: OutlierEjection;
   let ejections: number;
 
-  const report = (id: string, used = 0): void => {
-    registry.applyReport(
-      {
-        workerId: id,
-        model: M,
-        endpoint: `http://${id}`,
-        dpRank: 0,
-        dpSize: 1,
-        activeDecodeBlocks: used,
-        kvTotalBlocks: 100,
-        activePrefillTokens: 0,
-        maxNumBatchedTokens: 100,
-        timestampMs: undefined,
-        numRequestsWaiting: undefined,
-        seq: undefined,
-      },
-      Date.now(),
-    );
-  };
+  const report = (id: string, used = 0): void => reportFor(registry, M, id, used);
   const worker = (id: string): WorkerEntry => registry.worker(id) as WorkerEntry;
   const free = (): string[] =>
     registry

@@ -4,6 +4,7 @@ import { TtftPredictor } from '../../ttft-prediction/ttft-predictor.service';
 import { OutlierEjection } from '../../worker-monitor/outlier-ejection';
 import { WorkerRegistry } from '../../worker-monitor/worker-registry.service';
 import { WorkerTraffic } from './worker-traffic';
+import { reportFor } from '../../worker-monitor/report.fixture';
 
 export const M = 'm';
 
@@ -36,25 +37,7 @@ export function routingFixture(over: FrontendConfigValues = {}): RoutingFixture 
   });
   const thresholds = new ThresholdsService(config);
   const registry = new WorkerRegistry(config, thresholds);
-  const report = (id: string, used = 0): void => {
-    registry.applyReport(
-      {
-        workerId: id,
-        model: M,
-        endpoint: `http://${id}`,
-        dpRank: 0,
-        dpSize: 1,
-        activeDecodeBlocks: used,
-        kvTotalBlocks: 100,
-        activePrefillTokens: 0,
-        maxNumBatchedTokens: 100,
-        timestampMs: undefined,
-        numRequestsWaiting: undefined,
-        seq: undefined,
-      },
-      Date.now(),
-    );
-  };
+  const report = (id: string, used = 0): void => reportFor(registry, M, id, used);
   const traffic = new WorkerTraffic();
   const ejection = new OutlierEjection(config, registry, { inc: () => undefined } as never);
   const predictor = new TtftPredictor(registry);
