@@ -1,26 +1,12 @@
 import { EventPublisher } from '@sluice/bus';
 import { Counter } from 'prom-client';
 import { FrontendConfig } from '../config/frontend-config';
-import { TenantRecord } from '../thresholds/persistence';
 import { TenantDirectory } from '../tenants/tenant-directory.service';
 import { TenantLimits } from '../tenants/tenant-limits.service';
 import { TENANT_STATUS_LIMITS, TenantStatus } from './tenant-status.service';
+import { tenantRecord as tenant } from '../tenants/tenant.fixture';
 
 const counter = { inc: () => undefined, labels: () => ({ inc: () => undefined }) };
-
-const tenant = (id: string, over: Partial<TenantRecord> = {}): TenantRecord => ({
-  id,
-  weight: 1,
-  requestsPerMinute: null,
-  tokensPerMinute: null,
-  maxConcurrency: null,
-  priority: null,
-  keys: [],
-  createdAt: '2026-01-01T00:00:00.000Z',
-  updatedAt: '2026-01-01T00:00:00.000Z',
-  version: '1',
-  ...over,
-});
 
 describe('TenantStatus', () => {
   let directory: TenantDirectory;

@@ -1,23 +1,9 @@
 import { EventPublisher } from '@sluice/bus';
 import { Counter, Registry } from 'prom-client';
 import { FrontendConfig } from '../config/frontend-config';
-import { TenantRecord } from '../thresholds/persistence';
 import { TenantDirectory } from './tenant-directory.service';
 import { TenantLimits } from './tenant-limits.service';
-
-const tenant = (id: string, over: Partial<TenantRecord> = {}): TenantRecord => ({
-  id,
-  weight: 1,
-  requestsPerMinute: null,
-  tokensPerMinute: null,
-  maxConcurrency: null,
-  priority: null,
-  keys: [],
-  createdAt: '2026-01-01T00:00:00.000Z',
-  updatedAt: '2026-01-01T00:00:00.000Z',
-  version: '1',
-  ...over,
-});
+import { tenantRecord as tenant } from './tenant.fixture';
 
 describe('TenantLimits', () => {
   let requests: Counter<string>;
