@@ -21,7 +21,8 @@ const chat = (fe: FrontendProcess, key: string) => chatWith(fe, key, 4, 'Hello')
  * weight, one real simulated worker (slowed down so that a long stream holds it) whose load the
  * test reports itself (busy or not). While the worker is busy, the heavy tenant `a`, which holds
  * two streams, is refused at once; a request of the light tenant `b`, which holds nothing, is
- * under its share: it waits for the worker to free and is served.
+ * under its share: it goes to a worker not busy at the critical class's thresholds
+ * (decision 0230) or, when there is none, waits for the worker to free and is served.
  */
 describe('with every worker busy, a tenant under its fair share waits instead of being refused', () => {
   const sys = useSystem({
@@ -101,5 +102,26 @@ describe('with every worker busy, a tenant under its fair share waits instead of
     expect((await b).status).toBe(200);
     expect(await queued()).toBe(0);
     holders.abort();
+  });
+
+  it('sends the light tenant at once to a worker busy for its class but not for critical', async () => {
+    const holders = new AbortController();
+    await hold(holders.signal);
+    await hold(holders.signal);
+    // 0.88 of the blocks: busy at the standard threshold (0.8), not at critical's (0.8 × 1.2).
+    beat.set(report(14500));
+    await reported(14500);
+    await waitFor(async () => (await chat(sys.fe, keys.a)).status === 503, 'a refused', WAIT_MS);
+    // b is answered while the worker still reports the same load: it never waited for it to free.
+    const b = await Promise.race([
+      chat(sys.fe, keys.b),
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error('b waited for the worker to free')), WAIT_MS).unref(),
+      ),
+    ]);
+    expect(b.status).toBe(200);
+    expect(await queued()).toBe(0);
+    holders.abort();
+    beat.set(report(0));
   });
 });

@@ -33,6 +33,14 @@ describe('TenantShares', () => {
     expect(sut.underShare('m', 'b', 1)).toBe(false);
   });
 
+  it('leaves out the requests that ask (a queued waiter counted already)', () => {
+    start('a', 2);
+    start('b', 2);
+    expect(sut.underShare('m', 'b', 1)).toBe(false);
+    // One of b's two is the waiter asking: b holds 1 of the other 3.
+    expect(sut.underShare('m', 'b', 1, 1)).toBe(true);
+  });
+
   it('forgets what ended: a tenant alone again is not under its share', () => {
     start('a', 2);
     start('b', 1);

@@ -50,19 +50,21 @@ export class TenantShares {
 
   /**
    * Whether `tenant` (weight `weight`) holds less of the model than its weighted share: false
-   * when no other tenant holds anything. O(tenants holding requests), no allocation.
+   * when no other tenant holds anything. `self`: requests of the tenant counted already that are
+   * the ones asking (a queued waiter), left out of the count. O(tenants holding requests), no
+   * allocation.
    */
-  underShare(model: string, tenant: string, weight: number): boolean {
+  underShare(model: string, tenant: string, weight: number, self = 0): boolean {
     const held = this.models.get(model);
     if (!held) return false;
-    let own = 0;
-    let total = 0;
+    let own = -self;
+    let total = -self;
     let weights = weight;
     let others = false;
     for (const [id, h] of held) {
       total += h.n;
       if (id === tenant) {
-        own = h.n;
+        own += h.n;
       } else {
         others = true;
         weights += h.weight;

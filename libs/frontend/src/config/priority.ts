@@ -14,6 +14,12 @@ export function isLowerPriority(a: PriorityClass, b: PriorityClass): boolean {
   return PRIORITY_CLASSES.indexOf(a) > PRIORITY_CLASSES.indexOf(b);
 }
 
+/** The class served just before `c` (critical for standard), or undefined for critical. */
+export function classAbove(c: PriorityClass): PriorityClass | undefined {
+  const i = PRIORITY_CLASSES.indexOf(c);
+  return i > 0 ? PRIORITY_CLASSES[i - 1] : undefined;
+}
+
 /** A request without the header, or with the header disabled (`--priority-header none`). */
 export const DEFAULT_PRIORITY: PriorityClass = 'standard';
 

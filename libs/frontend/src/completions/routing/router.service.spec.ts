@@ -396,6 +396,61 @@ describe('RouterService', () => {
       });
     });
 
+    describe('without a queue threshold, a tenant under its fair share (decision 0230)', () => {
+      // Decode threshold 0.5: critical 0.6. Each 1-token lease reserves 1 block.
+      const a = { id: 'a', weight: 1 };
+      const b = { id: 'b', weight: 1 };
+      const ask = (tenant: { id: string; weight: number }) =>
+        sut.acquire(M, 1, signal, 'standard', 0, 'chat_completions', tenant);
+      /** A request of `tenant` sent to a worker at once. */
+      const sent = (tenant: { id: string; weight: number }): Lease => {
+        const got = ask(tenant);
+        if (got instanceof Promise) throw new Error('expected an immediate lease, got queued');
+        return got;
+      };
+      beforeEach(() => {
+        build({
+          routerQueueThreshold: null,
+          routerQueueMaxDepth: 10,
+          thresholds: {
+            activeDecodeBlocks: 0.5,
+            activePrefillTokens: null,
+            activePrefillTokensFrac: null,
+          },
+        });
+        report('w1');
+      });
+
+      it('is sent at once to a worker busy for its class but not for the class above', () => {
+        sent(a);
+        sent(a);
+        report('w1', 52); // + 2 reserved: busy for standard, not for critical
+        // a holds two of two: over its share, refused.
+        expect(() => ask(a)).toThrow(OVERLOAD_MESSAGE);
+        // b holds nothing: under its share, it takes the critical headroom instead of waiting.
+        expect(sent(b).worker.id).toBe('w1');
+        expect(queued.inc).not.toHaveBeenCalled();
+      });
+
+      it('waits when the worker is busy for the class above too, and takes its headroom once free', async () => {
+        sent(a);
+        sent(a);
+        report('w1', 60); // + 2 reserved: busy for critical as well
+        const waiting = ask(b);
+        expect(waiting).toBeInstanceOf(Promise);
+        // Still busy for standard, no longer for critical: the waiter, itself left out of its
+        // tenant's count, is still under its share and is served.
+        report('w1', 52);
+        await expect(waiting).resolves.toMatchObject({ worker: { id: 'w1' } });
+      });
+
+      it('never lifts a tenant at or over its share, nor a lone tenant', () => {
+        sent(a);
+        report('w1', 52);
+        expect(() => ask(a)).toThrow(OVERLOAD_MESSAGE);
+      });
+    });
+
     it('makes room in a full queue by refusing the newest waiter of the lowest class', async () => {
       report('w1');
       lease(150);

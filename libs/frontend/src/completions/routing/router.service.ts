@@ -4,7 +4,7 @@ import { CriticalWait } from '../../admission/critical-wait';
 import { TenantShares } from '../../admission/tenant-shares';
 import { FrontendConfig } from '../../config/frontend-config';
 import { RequestTenant, UNSEEN_TENANT } from '../../tenants/request-tenant';
-import { DEFAULT_PRIORITY, PriorityClass } from '../../config/priority';
+import { classAbove, DEFAULT_PRIORITY, PriorityClass } from '../../config/priority';
 import { ServiceOverloadedError } from '../../admission/errors/service-overloaded.error';
 import { EndpointLabel } from '../../metrics/metric-names';
 import { ModelNotFoundError, NoWorkersAvailableError } from '../errors/model-unavailable.error';
@@ -28,10 +28,11 @@ export type { Lease, LeaseObjective } from './worker-leases';
  * `--router-queue-threshold F`, holds requests in a bounded queue (`WaitingRoom`) while every
  * such worker already has more than F × max_num_batched_tokens prompt tokens in flight from this
  * frontend. A critical request that finds every worker busy for it waits in the same queue while
- * lower classes hold capacity (`CriticalWait`), and so does a request of a tenant under its
- * weighted fair share of the model (`TenantShares`, which counts every request sent or queued
- * here). Every lease ended or worker freed up hands the room on to the queue, critical waiters
- * first.
+ * lower classes hold capacity (`CriticalWait`). A request of a tenant under its weighted fair
+ * share of the model (`TenantShares`, which counts every request sent or queued here) is sent to
+ * a worker not busy for the class above its own, and waits in the queue only when there is none
+ * (docs/decisions/0230-fair-share-headroom.md). Every lease ended or worker freed up hands the
+ * room on to the queue, critical waiters first.
  */
 @Injectable()
 export class RouterService implements OnModuleInit, RegistryObserver {
@@ -85,6 +86,8 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     const ahead = this.room.aheadOf(modelName, priority);
     const objective = this.gate.objectiveOf(modelName, priority);
     if (this.decision.judge(modelName, priority, tenant) === 'wait') {
+      const lifted = objective === null && ahead === 0 ? this.liftedPick(model, priority) : null;
+      if (lifted) return this.leases.lease(lifted, priority, promptTokens, maxTokens, null, tenant);
       const deadlineMs = objective === null ? null : performance.now() + objective;
       return this.enqueue(ask, cancel.signal, deadlineMs);
     }
@@ -158,6 +161,16 @@ export class RouterService implements OnModuleInit, RegistryObserver {
   }
 
   /**
+   * For a request that may wait (a tenant under its share, or a critical one): a worker not busy
+   * for the class above its own, whose headroom it takes rather than wait (decision 0230). None
+   * for a critical request: there is no class above it.
+   */
+  private liftedPick(model: ModelEntry, c: PriorityClass): WorkerEntry | null {
+    const above = classAbove(c);
+    return (above && this.choice.pick(model, above)) ?? null;
+  }
+
+  /**
    * Queues the request; it counts for its tenant's share (`TenantShares`) until it leaves the
    * queue (served, its lease counts it), and a critical waiter for `CriticalWait`.
    */
@@ -195,7 +208,13 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     // Its lease counts it for its tenant's share from here on (its wait counted it until now).
     const tenant = w.tenant === undefined ? undefined : { id: w.tenant, weight: w.weight ?? 1 };
     if (w.deadlineMs === undefined || objective === null) {
-      const worker = this.choice.pick(model, c);
+      // A waiter of a tenant still under its share (itself left out) may take the headroom of
+      // the class above.
+      const worker =
+        this.choice.pick(model, c) ??
+        (tenant && this.shares.underShare(model.name, tenant.id, tenant.weight, 1)
+          ? this.liftedPick(model, c)
+          : null);
       return worker
         ? this.leases.lease(worker, c, w.promptTokens, maxTokens, null, tenant)
         : 'wait';
