@@ -34,8 +34,8 @@ export const QUEUE_DEPTH = 512;
 export const QUEUE_TIMEOUT_MS = 5000;
 /**
  * The product's default admission: the goodput scenario's busy thresholds (token-capacity). While
- * every worker is busy, a tenant under its share waits in the router queue, the others are
- * refused (decision 0225).
+ * every worker is busy, a tenant under its share goes to a worker with critical headroom or waits
+ * in the router queue, the others are refused (decisions 0225, 0230).
  */
 export const FAIR_SHARE_FLAGS = [
   ...GOODPUT_THRESHOLDS,
@@ -198,6 +198,7 @@ function figures(pairs: Pair[], run: Run): ScenarioResult['figures'] {
     const solo = pairs.find((y) => y.round === x.round && y.point === 'alone');
     return (x.b.ttft_p99_ms ?? NaN) / (solo?.b.ttft_p99_ms ?? NaN);
   };
+  const ofA = (x: Pair): number => (x.b.ttft_p99_ms ?? NaN) / (x.a?.ttft_p99_ms ?? NaN);
   const ofCapacity = (x: Pair): number => total(x) / run.capacity;
   const ratio = (x: Pair): number => (x.a ? admitted(x.a) : NaN) / admitted(x.b) / WEIGHTED;
   const equal = `Tenants of equal weight, A ${LOAD.heavy}× and B ${LOAD.light}× capacity`;
@@ -215,6 +216,7 @@ function figures(pairs: Pair[], run: Run): ScenarioResult['figures'] {
       perRound(pairs, run, 'equal', ttftOfAlone),
       atMost(1.5),
     ),
+    figure(`${equal}: B's TTFT p99 ÷ A's`, '×', perRound(pairs, run, 'equal', ofA)),
     figure(
       `${equal}: successful requests/s of both ÷ capacity`,
       '×',
