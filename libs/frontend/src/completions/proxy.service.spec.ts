@@ -165,6 +165,7 @@ describe('ProxyService (unary answers)', () => {
       expect.any(Number),
       'standard',
       0,
+      { id: 'default', weight: 1 },
     );
     expect(metrics.retried).toHaveBeenCalledWith('m', 'connect');
     expect(first.release).toHaveBeenCalledTimes(1);
@@ -220,6 +221,7 @@ describe('ProxyService (unary answers)', () => {
       expect.any(Number),
       'critical',
       0,
+      { id: 'default', weight: 1 },
     );
   });
 

@@ -11,7 +11,7 @@ import { PriorityClass } from '../config/priority';
 import { errorBody } from '../errors/error-body';
 import { EndpointLabel, ErrorType } from '../metrics/metric-names';
 import { requestPriority } from '../priority/request-priority';
-import { requestTenant } from '../tenants/request-tenant';
+import { RequestTenant, requestTenant } from '../tenants/request-tenant';
 import { RequestMetricsService } from '../request-metrics/request-metrics.service';
 import { TtftPredictor } from '../ttft-prediction/ttft-predictor.service';
 import { OutlierEjection } from '../worker-monitor/outlier-ejection';
@@ -59,6 +59,8 @@ interface Exchange {
   readonly startedMs: number;
   readonly promptTokens: number;
   readonly maxTokens: number;
+  /** Whom it counts for in the model's fair share, a retry on another worker included. */
+  readonly tenant: RequestTenant;
   readonly cancel: Cancellation;
   lease: Lease;
   ended: boolean;
@@ -111,6 +113,7 @@ export class ProxyService {
     if (reply.raw.destroyed) cancel.cancel();
     const promptTokens = estimatePromptTokens(body);
     const priority = requestPriority(reply.request);
+    const tenant = requestTenant(reply.request);
     this.active++;
     let lease: Lease;
     try {
@@ -121,7 +124,7 @@ export class ProxyService {
         priority,
         maxTokens,
         endpoint,
-        requestTenant(reply.request),
+        tenant,
       );
     } catch (err) {
       this.active--;
@@ -146,6 +149,7 @@ export class ProxyService {
       startedMs,
       promptTokens,
       maxTokens,
+      tenant,
       cancel,
       lease,
       ended: false,

@@ -444,6 +444,20 @@ describe('RouterService', () => {
         await expect(waiting).resolves.toMatchObject({ worker: { id: 'w1' } });
       });
 
+      it("counts a request retried on another worker for its tenant's share", () => {
+        report('w2');
+        const first = sent(a);
+        sent(b);
+        // a's request failed on its worker and moves on; it still holds one of two.
+        const retried = sut.acquireOther(new Set([first.worker]), 1, 'standard', 0, a);
+        first.release();
+        expect(retried?.worker.id).not.toBe(first.worker.id);
+        report('w1', 52);
+        report('w2', 52);
+        // Both workers busy for standard: a (one of two) is not under its share, so refused.
+        expect(() => ask(a)).toThrow(OVERLOAD_MESSAGE);
+      });
+
       it('never lifts a tenant at or over its share, nor a lone tenant', () => {
         sent(a);
         report('w1', 52);

@@ -110,25 +110,32 @@ export class RouterService implements OnModuleInit, RegistryObserver {
 
   /**
    * Another worker for a request whose workers so far (`tried`, never empty) failed before
-   * answering: free for its class and not tried yet; no queueing.
+   * answering: free for its class and not tried yet; no queueing. Its new lease counts it for
+   * `tenant`'s share as the failed one did.
    */
   acquireOther(
     tried: ReadonlySet<WorkerEntry>,
     promptTokens: number,
     priority: PriorityClass = DEFAULT_PRIORITY,
     maxTokens = 0,
+    tenant?: RequestTenant,
   ): Lease | undefined {
     const first = tried.values().next().value as WorkerEntry;
     const model = this.registry.model(first.model);
     if (!model) return undefined;
     const objective = this.gate.objectiveOf(model.name, priority);
     if (objective !== null) {
-      const ask: Ask = { model, promptTokens, maxTokens, priority, endpoint: 'chat_completions' };
+      const ask: Ask = {
+        ...{ model, promptTokens, maxTokens, priority, endpoint: 'chat_completions' },
+        tenant,
+      };
       const verdict = this.gate.forRetry(ask, tried, objective);
       return verdict && this.admit(ask, verdict);
     }
     const worker = this.choice.pick(model, priority, tried);
-    return worker ? this.leases.lease(worker, priority, promptTokens, maxTokens, null) : undefined;
+    return worker
+      ? this.leases.lease(worker, priority, promptTokens, maxTokens, null, tenant)
+      : undefined;
   }
 
   rankUpdated(worker: WorkerEntry, _rank: number, _state: RankState): void {

@@ -3,6 +3,7 @@ import { FrontendConfig } from '../../config/frontend-config';
 import { PriorityClass } from '../../config/priority';
 import { RetryReason } from '../../metrics/metric-names';
 import { RequestMetricsService } from '../../request-metrics/request-metrics.service';
+import { RequestTenant } from '../../tenants/request-tenant';
 import { WorkerEntry } from '../../worker-monitor/worker-entry';
 import { Cancellation } from '../cancellation';
 import { UpstreamError, UpstreamTimeoutError } from '../errors/upstream.error';
@@ -16,6 +17,8 @@ export interface AttemptedRequest {
   readonly promptTokens: number;
   readonly priority: PriorityClass;
   readonly maxTokens: number;
+  /** Whom the request counts for in the model's fair share, on whichever worker holds it. */
+  readonly tenant?: RequestTenant;
   readonly cancel: Cancellation;
   lease: Lease;
 }
@@ -117,7 +120,13 @@ export class UpstreamAttempts {
   ): boolean {
     tried.add(x.lease.worker);
     if (retries >= this.config.upstreamRetries) return false;
-    const other = this.router.acquireOther(tried, x.promptTokens, x.priority, x.maxTokens);
+    const other = this.router.acquireOther(
+      tried,
+      x.promptTokens,
+      x.priority,
+      x.maxTokens,
+      x.tenant,
+    );
     if (!other) return false;
     this.logFailure(x, failure, `retried on worker ${other.worker.id}`);
     x.lease.release();
