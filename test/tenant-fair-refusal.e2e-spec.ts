@@ -83,14 +83,23 @@ describe('with every worker busy, a tenant under its fair share waits instead of
     expect(res.status).toBe(200);
   }
 
-  it('refuses the heavy tenant at once and serves the light one when the worker frees', async () => {
+  /**
+   * Tenant `a` holds two long streams and the worker reports `blocks` in use; returns once `a` is
+   * refused. Abort the controller returned to end the streams.
+   */
+  async function heavyAt(blocks: number): Promise<AbortController> {
     const holders = new AbortController();
     await hold(holders.signal);
     await hold(holders.signal);
-    beat.set(report(16000));
-    await reported(16000);
-    // The worker is busy: a, over its share, is refused.
+    beat.set(report(blocks));
+    await reported(blocks);
     await waitFor(async () => (await chat(sys.fe, keys.a)).status === 503, 'a refused', WAIT_MS);
+    return holders;
+  }
+
+  it('refuses the heavy tenant at once and serves the light one when the worker frees', async () => {
+    // The worker is busy for every class: a, over its share, is refused.
+    const holders = await heavyAt(16000);
     const b = chat(sys.fe, keys.b);
     await waitFor(async () => (await queued()) === 1, 'b waits', WAIT_MS);
     // While b waits, a is still refused, with the busy workers' reason.
@@ -105,13 +114,8 @@ describe('with every worker busy, a tenant under its fair share waits instead of
   });
 
   it('sends the light tenant at once to a worker busy for its class but not for critical', async () => {
-    const holders = new AbortController();
-    await hold(holders.signal);
-    await hold(holders.signal);
     // 0.88 of the blocks: busy at the standard threshold (0.8), not at critical's (0.8 × 1.2).
-    beat.set(report(14500));
-    await reported(14500);
-    await waitFor(async () => (await chat(sys.fe, keys.a)).status === 503, 'a refused', WAIT_MS);
+    const holders = await heavyAt(14500);
     // b is answered while the worker still reports the same load: it never waited for it to free.
     const b = await Promise.race([
       chat(sys.fe, keys.b),

@@ -21,6 +21,13 @@ import { WorkerChoice } from './worker-choice';
 import { WorkerTraffic } from './worker-traffic';
 import { M, routingFixture, RoutingFixture } from './routing.fixture';
 
+/** Decode threshold 0.5 (sheddable 0.4, critical 0.6), no router queue threshold. */
+const HALF_WITHOUT_QUEUE_THRESHOLD: FrontendConfigValues = {
+  routerQueueThreshold: null,
+  routerQueueMaxDepth: 10,
+  thresholds: { activeDecodeBlocks: 0.5, activePrefillTokens: null, activePrefillTokensFrac: null },
+};
+
 describe('RouterService', () => {
   let registry: WorkerRegistry;
   let queued: { inc: jest.Mock; dec: jest.Mock };
@@ -325,15 +332,7 @@ describe('RouterService', () => {
     describe('without a queue threshold, a critical request every worker is busy for', () => {
       // Decode threshold 0.5: sheddable 0.4, critical 0.6. Each 1-token lease reserves 1 block.
       beforeEach(() => {
-        build({
-          routerQueueThreshold: null,
-          routerQueueMaxDepth: 10,
-          thresholds: {
-            activeDecodeBlocks: 0.5,
-            activePrefillTokens: null,
-            activePrefillTokensFrac: null,
-          },
-        });
+        build(HALF_WITHOUT_QUEUE_THRESHOLD);
         report('w1');
       });
 
@@ -409,15 +408,7 @@ describe('RouterService', () => {
         return got;
       };
       beforeEach(() => {
-        build({
-          routerQueueThreshold: null,
-          routerQueueMaxDepth: 10,
-          thresholds: {
-            activeDecodeBlocks: 0.5,
-            activePrefillTokens: null,
-            activePrefillTokensFrac: null,
-          },
-        });
+        build(HALF_WITHOUT_QUEUE_THRESHOLD);
         report('w1');
       });
 
