@@ -19,6 +19,7 @@ const names = (): Record<PointId, string> => ({
   none: `${LOAD.heavy}× + ${LOAD.light}×, no keys (one tenant)`,
   alone: `B ${LOAD.light}× alone`,
   weighted: `A ${LOAD.weighted}× (weight ${WEIGHTED}) + B ${LOAD.weighted}× (weight 1)`,
+  floor: `A ${LOAD.floor}× + B ${LOAD.light}×, no keys, frontend without shedding`,
 });
 
 /** The method, and per point the medians over the rounds (B's refused share of each round). */
@@ -47,7 +48,10 @@ export function tenantsDetails(pairs: Pair[], run: Run): string {
     `waits in the router queue (at most ${QUEUE_DEPTH}, at most ${QUEUE_TIMEOUT_MS / 1000} s) for the first worker that frees;`,
     'the others are refused at once (decisions 0225, 0230). Tenants are created',
     'through `/tenants` with their weights and one key each; a second frontend without shedding',
-    'measures capacity as in the goodput scenario and is stopped during the points. Each point runs',
+    'measures capacity as in the goodput scenario and takes the point *floor* (A and B without',
+    `keys, ${fmt(LOAD.floor + LOAD.light)}× capacity in total, nothing refused: B's TTFT there is the least any admission`,
+    'policy can give B while the fleet serves that much); each frontend is stopped (SIGSTOP) during',
+    'the points of the other. Each point runs',
     'one open-loop client per tenant at once (bench/tools/goodput-client with `--bearer` the',
     'tenant’s key; without keys every request is the tenant `default`), the same streaming chat',
     `requests of ~1,000 prompt tokens and \`max_tokens\` 64. *Capacity*: ${fmt(run.capacity)} req/s${run.nominal ? ' (nominal: a quick run, not measured)' : ''}. Each`,

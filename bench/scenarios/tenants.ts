@@ -42,12 +42,20 @@ export const FAIR_SHARE_FLAGS = [
   ...['--router-queue-max-depth', String(QUEUE_DEPTH)],
   ...['--router-queue-timeout-ms', String(QUEUE_TIMEOUT_MS), ...TENANT_ADMIN_FLAGS],
 ];
-/** Offered loads, as multiples of capacity. */
-export const LOAD = { heavy: 4, light: 0.3, weighted: 2 } as const;
+/**
+ * Offered loads, as multiples of capacity. `floor`: A's load beside B's that makes 0.9× of
+ * capacity in total, the least the target's goodput allows.
+ */
+export const LOAD = { heavy: 4, light: 0.3, weighted: 2, floor: 0.6 } as const;
 export const WEIGHTED = 3;
 
-/** What each point sends: A and B with keys of equal weight, without keys, B alone, 3:1. */
-export const POINTS = ['equal', 'none', 'alone', 'weighted'] as const;
+/**
+ * What each point sends: A and B with keys of equal weight, without keys, B alone, 3:1, and
+ * `floor`: A and B making 0.9× capacity in total through the frontend without shedding. B's
+ * TTFT there is the least any admission policy can give B while the fleet serves 0.9× of its
+ * capacity: the frontend chooses what it sends, not how the engine batches it.
+ */
+export const POINTS = ['equal', 'none', 'alone', 'weighted', 'floor'] as const;
 export type PointId = (typeof POINTS)[number];
 /** A quick run: the point the fair share is judged on, and B alone for its TTFT. */
 const QUICK_POINTS: readonly PointId[] = ['equal', 'alone'];
@@ -128,14 +136,17 @@ export const tenantsScenario: Scenario = {
           { key: keys.a3, rate: rate(LOAD.weighted) },
           { key: keys.b1, rate: rate(LOAD.weighted) },
         ],
+        floor: [{ rate: rate(LOAD.floor) }, { rate: rate(LOAD.light) }],
       };
       const pairs: Pair[] = [];
       for (let round = 0; round < plan.rounds; round++) {
         for (const point of rotate(ctx.quick ? QUICK_POINTS : POINTS, round)) {
-          const rs = await alone(all, [fe], () =>
+          // The floor goes through the frontend without shedding (a full run has it).
+          const target = point === 'floor' && off ? off : fe;
+          const rs = await alone(all, [target], () =>
             sendAll(
               g,
-              fe,
+              target,
               run,
               sends[point].map((s) => ({ bearer: s.key, rate: s.rate })),
             ),
@@ -203,6 +214,7 @@ function figures(pairs: Pair[], run: Run): ScenarioResult['figures'] {
   const ratio = (x: Pair): number => (x.a ? admitted(x.a) : NaN) / admitted(x.b) / WEIGHTED;
   const equal = `Tenants of equal weight, A ${LOAD.heavy}× and B ${LOAD.light}× capacity`;
   const none = `No tenant keys, the same load`;
+  const floor = `No shedding, A ${LOAD.floor}× + B ${LOAD.light}× (${fmt(LOAD.floor + LOAD.light)}× capacity in total)`;
   return [
     figure(
       `${equal}: B's requests refused`,
@@ -229,6 +241,7 @@ function figures(pairs: Pair[], run: Run): ScenarioResult['figures'] {
       perRound(pairs, run, 'weighted', ratio),
       within(0.9, 1.1),
     ),
+    figure(`${floor}: B's TTFT p99 ÷ B's alone`, '×', perRound(pairs, run, 'floor', ttftOfAlone)),
     figure(`${none}: B's requests refused`, '%', perRound(pairs, run, 'none', bRefused)),
     figure(`${none}: B's TTFT p99 ÷ B's alone`, '×', perRound(pairs, run, 'none', ttftOfAlone)),
     figure(
