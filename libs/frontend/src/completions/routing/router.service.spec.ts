@@ -6,6 +6,7 @@ import { LifecycleService } from '../../admission/lifecycle.service';
 import { TenantShares } from '../../admission/tenant-shares';
 import { TenantDirectory } from '../../tenants/tenant-directory.service';
 import { TenantIdentity } from '../../tenants/tenant-identity';
+import { RequestTenant } from '../../tenants/request-tenant';
 import { ServiceOverloadedError } from '../../admission/errors/service-overloaded.error';
 import { OBJECTIVE_MISSED } from '../../admission/refusal';
 import { ModelNotFoundError, NoWorkersAvailableError } from '../errors/model-unavailable.error';
@@ -399,10 +400,10 @@ describe('RouterService', () => {
       // Decode threshold 0.5: critical 0.6. Each 1-token lease reserves 1 block.
       const a = { id: 'a', weight: 1 };
       const b = { id: 'b', weight: 1 };
-      const ask = (tenant: { id: string; weight: number }) =>
+      const ask = (tenant: RequestTenant) =>
         sut.acquire(M, 1, signal, 'standard', 0, 'chat_completions', tenant);
       /** A request of `tenant` sent to a worker at once. */
-      const sent = (tenant: { id: string; weight: number }): Lease => {
+      const sent = (tenant: RequestTenant): Lease => {
         const got = ask(tenant);
         if (got instanceof Promise) throw new Error('expected an immediate lease, got queued');
         return got;

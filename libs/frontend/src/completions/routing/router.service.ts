@@ -102,7 +102,7 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     }
     // Without a router queue threshold, none for it: every worker turned busy since the admission
     // guard looked, or others wait ahead of it; a tenant under its share waits behind them.
-    if (this.choice.eligible === null && !(ahead > 0 && this.underShare(ask))) {
+    if (this.choice.eligible === null && !(ahead > 0 && this.underShare(model, tenant))) {
       throw new ServiceOverloadedError(modelName);
     }
     return this.enqueue(ask, cancel.signal, null);
@@ -163,8 +163,11 @@ export class RouterService implements OnModuleInit, RegistryObserver {
     if (this.room.has(model)) this.room.drain(model);
   }
 
-  private underShare({ model, tenant }: Ask): boolean {
-    return tenant !== undefined && this.shares.underShare(model.name, tenant.id, tenant.weight);
+  /** Whether `tenant` is under its share of the model, `self` of its requests left out. */
+  private underShare(model: ModelEntry, tenant: RequestTenant | undefined, self = 0): boolean {
+    return (
+      tenant !== undefined && this.shares.underShare(model.name, tenant.id, tenant.weight, self)
+    );
   }
 
   /**
@@ -219,9 +222,7 @@ export class RouterService implements OnModuleInit, RegistryObserver {
       // the class above.
       const worker =
         this.choice.pick(model, c) ??
-        (tenant && this.shares.underShare(model.name, tenant.id, tenant.weight, 1)
-          ? this.liftedPick(model, c)
-          : null);
+        (this.underShare(model, tenant, 1) ? this.liftedPick(model, c) : null);
       return worker
         ? this.leases.lease(worker, c, w.promptTokens, maxTokens, null, tenant)
         : 'wait';
