@@ -1,17 +1,13 @@
 import { MODEL, ReportFields } from './support/bus';
 import { useSystem } from './support/fixtures';
-import { metricValue, request } from './support/http';
+import { metricValue } from './support/http';
 import { Heartbeat } from './support/nats-server';
 import { FrontendProcess, NATS_URL, waitFor } from './support/processes';
-import { chatWith } from './support/tenants';
+import { chatWith, tenantWithKey } from './support/tenants';
 
 /** Waits on a busy 2-core machine are generous; speed is measured by the bench, not here. */
 const WAIT_MS = 30_000;
 const TOKEN = 'fair-refusal-admin-token-1';
-const asOps = { authorization: `Bearer ${TOKEN}` };
-
-const admin = (fe: FrontendProcess, path: string, method: string, body?: unknown) =>
-  request(`${fe.url}/tenants${path}`, method, body, asOps);
 
 const chat = (fe: FrontendProcess, key: string) => chatWith(fe, key, 4, 'Hello');
 
@@ -57,8 +53,7 @@ describe('with every worker busy, a tenant under its fair share waits instead of
     beat.set(report(0));
     await reported(0);
     for (const id of ['a', 'b']) {
-      expect((await admin(sys.fe, `/${id}`, 'PUT', { weight: 1 })).status).toBe(201);
-      keys[id] = ((await admin(sys.fe, `/${id}/keys`, 'POST')).json as { key: string }).key;
+      keys[id] = await tenantWithKey(sys.fe, TOKEN, id, { weight: 1 });
       await waitFor(async () => (await chat(sys.fe, keys[id])).status === 200, `${id} admitted`);
     }
   });

@@ -3,7 +3,7 @@ import { useSystem } from './support/fixtures';
 import { metricValue, openStream, request } from './support/http';
 import { Heartbeat } from './support/nats-server';
 import { FrontendProcess, NATS_URL, waitFor } from './support/processes';
-import { chatWith } from './support/tenants';
+import { chatWith, tenantWithKey } from './support/tenants';
 
 /** Waits on a busy 2-core machine are generous; speed is measured by the bench, not here. */
 const WAIT_MS = 30_000;
@@ -59,8 +59,7 @@ describe('the router queue shares a busy worker between tenants by weight', () =
       ['a', 3],
       ['b', 1],
     ] as const) {
-      expect((await admin(sys.fe, `/${id}`, 'PUT', { weight })).status).toBe(201);
-      keys[id] = ((await admin(sys.fe, `/${id}/keys`, 'POST')).json as { key: string }).key;
+      keys[id] = await tenantWithKey(sys.fe, TOKEN, id, { weight });
       await waitFor(async () => (await chat(sys.fe, keys[id])).status === 200, `${id} admitted`);
     }
   });
