@@ -144,15 +144,23 @@ describe('TtftModel', () => {
 
   // The figure docs/architecture.md states ("TTFT prediction"): a worker whose speed changes by
   // 2× or more either way is predicted within 20 % from the request after the SHIFT_RUN-th (3rd);
-  // with ±10 % jitter in the median run, and at worst after 10 (a fit of three parameters from
-  // about 20 noisy requests is off by more than 20 % somewhere in the range now and then).
-  it.each([10, 4, 2, 0.5, 0.25])(
-    'adapts to a worker whose TTFT changes %p× within SHIFT_RUN requests, with 10 %% jitter',
-    (k) => {
+  // with ±10 % jitter in the median run, and at worst after 10 for a slower worker (a fit of three
+  // parameters from about 20 noisy requests is off by more than 20 % somewhere in the range now
+  // and then) and after 50 for a faster one: its misses on the shortest first tokens are within
+  // the worker's noise (NOISE_MULTIPLE), so they break the run and forgetting does the rest.
+  it.each([
+    [10, 10],
+    [4, 10],
+    [2, 10],
+    [0.5, 50],
+    [0.25, 50],
+  ])(
+    'adapts to a worker whose TTFT changes %p× within SHIFT_RUN requests, with 10 %% jitter (worst %p)',
+    (k, worst) => {
       expect(adaptation(k, 0)).toEqual({ median: SHIFT_RUN, max: SHIFT_RUN });
       const { median, max } = adaptation(k, 0.1);
       expect(median).toBe(SHIFT_RUN);
-      expect(max).toBeLessThanOrEqual(10);
+      expect(max).toBeLessThanOrEqual(worst);
     },
   );
 
@@ -250,6 +258,30 @@ describe('TtftModel', () => {
         expect(sut.predict(u, kv)).toBeGreaterThan(SEED_FIRST_STEP_MS);
         expect(sut.predict(u, kv)).toBeLessThan(2 * 235);
       }
+    }
+  });
+
+  // What the real llama.cpp server (the micro model, 4 slots) gave the bench's TTFT objective: a
+  // first token after ~4 ms when the engine is idle as the request arrives and after the running
+  // step (15–25 ms, now and then 50) otherwise, whatever the slots in use (k). Nearly every
+  // observation misses by over SHIFT_TOLERANCE; runs of three the same way rescaled the whole
+  // fit, c with it, by what only a had missed, and a free worker at k = 0.5 was predicted at
+  // 100–200 ms and refused under a 93 ms objective while first tokens came after 30 ms.
+  it('keeps an engine whose first token waits for the running step below its slowest one', () => {
+    for (let seed = 1; seed <= 50; seed++) {
+      const rnd = prng(seed);
+      const sut = new TtftModel(seedFit(undefined));
+      let highest = 0;
+      for (let i = 0; i < 700; i++) {
+        const kv = Math.floor(rnd() * 4) / 4;
+        const behindStep = 15 + 10 * rnd() + (rnd() < 0.1 ? 25 * rnd() : 0);
+        sut.observe(workUnits(0, 16), kv, rnd() < 0.3 ? 3 + rnd() : behindStep);
+        if (i < 50) continue;
+        for (const k of [0, 0.25, 0.5, 0.75, 1]) {
+          highest = Math.max(highest, sut.predict(workUnits(0, 16), k));
+        }
+      }
+      expect(highest).toBeLessThan(50);
     }
   });
 

@@ -73,8 +73,21 @@ export const INNOVATION_CLIP = 0.5;
 export const CLIP_FLOOR_MS = 1;
 
 /**
+ * What the worker's first tokens miss their predictions by when nothing changes: an engine whose
+ * first token comes after whatever step is running (llama.cpp's micro model: 4 ms idle, 20 ms
+ * behind one step) misses by more than SHIFT_TOLERANCE all the time. A miss within NOISE_MULTIPLE
+ * times the fit's typical miss (its mean absolute miss relative to the prediction, forgotten as the
+ * fit is) is that noise: it is not clipped below this, and it never counts towards a shift of
+ * speed. Without it, runs of
+ * three such misses in one direction rescaled the whole fit, b and c with it, by what only `a`
+ * had missed, until a free worker was predicted at 5× its real first token and refused.
+ */
+export const NOISE_MULTIPLE = 3;
+
+/**
  * A shift of speed: SHIFT_RUN observations in a row that miss their prediction by more than
- * SHIFT_TOLERANCE (relative), all in the same direction. The fit (held as it was while the run
+ * SHIFT_TOLERANCE (relative) and by more than the worker's noise (NOISE_MULTIPLE), all in the
+ * same direction. The fit (held as it was while the run
  * lasted) is then scaled at once — all three parameters — by the median of their ratios to its
  * predictions (a slower or faster worker scales every time alike; the median ignores one stray),
  * instead of forgetting its way there over tens of requests.
@@ -150,6 +163,11 @@ export class TtftModel {
   private run: Array<readonly [number, number, number]> = [];
   private runSign = 0;
   private n = 0;
+  /**
+   * The mean absolute miss of the updates relative to their predictions (clipped), forgotten as
+   * they are (NOISE_MULTIPLE).
+   */
+  private noise = 0;
 
   constructor(seed: TtftFit) {
     this.prior[0] = this.theta[0] = seed.baseMs;
@@ -181,8 +199,12 @@ export class TtftModel {
   private update(u: number, k: number, y: number): void {
     if (this.n >= N) {
       const predicted = this.predict(u, k);
-      const clip = INNOVATION_CLIP * Math.max(predicted, CLIP_FLOOR_MS);
+      const clip = Math.max(
+        INNOVATION_CLIP * Math.max(predicted, CLIP_FLOOR_MS),
+        NOISE_MULTIPLE * this.noise,
+      );
       y = Math.max(predicted - clip, Math.min(predicted + clip, y));
+      this.noise = FORGETTING * this.noise + (1 - FORGETTING) * Math.abs(y - predicted);
     }
     const { xx, xy, phi } = this;
     phi[0] = 1;
@@ -285,11 +307,16 @@ export class TtftModel {
     return r <= SHIFT_AGREEMENT && r >= 1 / SHIFT_AGREEMENT;
   }
 
-  /** -1 or 1: the observation misses its prediction by more than SHIFT_TOLERANCE that way; else 0. */
+  /**
+   * -1 or 1: the observation misses its prediction that way by more than SHIFT_TOLERANCE and by
+   * more than the worker's noise (NOISE_MULTIPLE); else 0.
+   */
   private missSign(u: number, k: number, y: number): number {
     const predicted = this.predict(u, k);
-    const miss = predicted > 0 ? (y - predicted) / predicted : 0;
-    return Math.abs(miss) > SHIFT_TOLERANCE ? Math.sign(miss) : 0;
+    if (predicted <= 0) return 0;
+    const miss = y - predicted;
+    const tolerance = Math.max(SHIFT_TOLERANCE * predicted, NOISE_MULTIPLE * this.noise);
+    return Math.abs(miss) > tolerance ? Math.sign(miss) : 0;
   }
 
   /** The held run's observations, applied as ordinary updates; the run ends. */
