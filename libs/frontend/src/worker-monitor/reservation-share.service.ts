@@ -30,6 +30,8 @@ export class ReservationShareService implements OnModuleInit, OnModuleDestroy {
   /** What the others were last told, per worker with reservations. */
   private readonly sent = new Map<string, SharedRankReservations[]>();
   private flushTimer: NodeJS.Timeout | undefined;
+  /** A flush is due: in a microtask (leading edge) or on `flushTimer`. */
+  private flushPending = false;
   private repeatTimer: NodeJS.Timeout | undefined;
   private lastFlushMs = -Infinity;
   private readonly subject: string;
@@ -60,6 +62,7 @@ export class ReservationShareService implements OnModuleInit, OnModuleDestroy {
 
   /** Tells the others this replica holds nothing any more (best effort: a kill relies on the TTL). */
   onModuleDestroy(): void {
+    this.flushPending = false;
     clearTimeout(this.flushTimer);
     clearInterval(this.repeatTimer);
     const gone = [...this.sent.keys()].map((workerId) => ({ workerId, ranks: [] }));
@@ -68,18 +71,27 @@ export class ReservationShareService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Leading edge: the first change after a quiet interval goes out once this event-loop turn is
-   * over; later ones wait for the interval since the last message, and go out together.
+   * Leading edge: the first change after a quiet interval goes out as soon as the code that made
+   * it returns (a microtask: before this replica reads another socket or proxies the request, so
+   * the other replicas hear of it about a millisecond later); later ones wait for the interval
+   * since the last message, and go out together.
    */
   private changed(workerId: string): void {
     this.dirty.add(workerId);
-    if (this.flushTimer) return;
+    if (this.flushPending) return;
+    this.flushPending = true;
     const wait = this.lastFlushMs + this.config.reservationShareIntervalMs - Date.now();
-    this.flushTimer = setTimeout(() => this.flush(), Math.max(0, wait));
+    if (wait <= 0) {
+      queueMicrotask(() => this.flush());
+      return;
+    }
+    this.flushTimer = setTimeout(() => this.flush(), wait);
     this.flushTimer.unref();
   }
 
   private flush(): void {
+    if (!this.flushPending) return;
+    this.flushPending = false;
     this.flushTimer = undefined;
     this.lastFlushMs = Date.now();
     const workers: SharedWorkerReservations[] = [];
