@@ -76,21 +76,21 @@ export const CLIP_FLOOR_MS = 1;
  * What the worker's first tokens miss their predictions by when nothing changes: an engine whose
  * first token comes after whatever step is running (llama.cpp's micro model: 4 ms idle, 20 ms
  * behind one step) misses by more than SHIFT_TOLERANCE all the time. A miss within NOISE_MULTIPLE
- * times the fit's typical miss (its mean absolute miss relative to the prediction, forgotten as the
- * fit is) is that noise: it is not clipped below this, and it never counts towards a shift of
- * speed. Without it, runs of
- * three such misses in one direction rescaled the whole fit, b and c with it, by what only `a`
- * had missed, until a free worker was predicted at 5× its real first token and refused.
+ * times the fit's typical miss (its mean absolute miss in ms, forgotten as the fit is) is that
+ * noise: it is not clipped below this, and it never counts towards a shift of speed. Without it,
+ * runs of three such misses in one direction rescaled the whole fit, b and c with it, by what only
+ * `a` had missed, until a free worker was predicted at 5× its real first token and refused
+ * (docs/decisions/0235-ttft-noise-is-not-a-shift.md).
  */
 export const NOISE_MULTIPLE = 3;
 
 /**
  * A shift of speed: SHIFT_RUN observations in a row that miss their prediction by more than
  * SHIFT_TOLERANCE (relative) and by more than the worker's noise (NOISE_MULTIPLE), all in the
- * same direction. The fit (held as it was while the run
- * lasted) is then scaled at once — all three parameters — by the median of their ratios to its
- * predictions (a slower or faster worker scales every time alike; the median ignores one stray),
- * instead of forgetting its way there over tens of requests.
+ * same direction. The fit (held as it was while the run lasted) is then scaled at once — all
+ * three parameters — by the median of their ratios to its predictions (a slower or faster worker
+ * scales every time alike; the median ignores one stray), instead of forgetting its way there
+ * over tens of requests.
  */
 export const SHIFT_TOLERANCE = 0.3;
 export const SHIFT_RUN = 3;
@@ -163,10 +163,7 @@ export class TtftModel {
   private run: Array<readonly [number, number, number]> = [];
   private runSign = 0;
   private n = 0;
-  /**
-   * The mean absolute miss of the updates relative to their predictions (clipped), forgotten as
-   * they are (NOISE_MULTIPLE).
-   */
+  /** The mean absolute miss (ms, clipped) of the updates, forgotten as they are (NOISE_MULTIPLE). */
   private noise = 0;
 
   constructor(seed: TtftFit) {
