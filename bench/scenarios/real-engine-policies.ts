@@ -7,6 +7,16 @@
 export const POLICIES = ['off', 'static', 'objective'] as const;
 
 /**
+ * An A/A control run beside them at every load: the static policy again, on a frontend of its
+ * own, left out of "the best". What the figures give it is what they give a policy identical to
+ * one of the three: the noise a target on them must clear.
+ */
+export const CONTROL = 'static again';
+
+/** Every frontend of the rounds, one per subject. */
+export const SUBJECTS = [...POLICIES, CONTROL] as const;
+
+/**
  * Settings compared once at 4x (full runs): the objective without thresholds, busy at 0.7 of the
  * slots or any queued request (3 of 4 slots: the engine is never full), at every slot taken or
  * any queued request (`static`), at every slot taken only, at a queued request only.
@@ -19,7 +29,7 @@ export const SETTINGS = [
   'waiting 0',
 ] as const;
 
-export type Policy = (typeof POLICIES)[number] | (typeof SETTINGS)[number];
+export type Policy = (typeof SUBJECTS)[number] | (typeof SETTINGS)[number];
 
 interface Values {
   decode?: number;
@@ -35,6 +45,7 @@ interface Values {
 const VALUES: Record<Exclude<Policy, 'off'>, Values> = {
   static: { decode: 0.9, waiting: 0 },
   objective: { decode: 0.9, waiting: 0, objective: true },
+  [CONTROL]: { decode: 0.9, waiting: 0 },
   'decode 0.7 + waiting 0': { decode: 0.7, waiting: 0 },
   'decode 0.9 + waiting 0': { decode: 0.9, waiting: 0 },
   'decode 0.9': { decode: 0.9 },

@@ -1,6 +1,6 @@
 /** The real-engine scenario's figures and tables, from its points. */
 import { PointResult, RequestShape } from './real-engine-load';
-import { POLICIES, Policy, policyFlags } from './real-engine-policies';
+import { CONTROL, POLICIES, Policy, policyFlags, SUBJECTS } from './real-engine-policies';
 import { atLeast, atMost, figure, ScenarioResult } from '../lib/scenario';
 import { fmt, median } from '../lib/util';
 
@@ -77,6 +77,11 @@ export function figures(points: Point[], run: Run): ScenarioResult['figures'] {
       '×',
       ofBest('off'),
     ),
+    figure(
+      `llama.cpp, ${CONTROL} (A/A control, not in the best): within the objective ÷ the best, lowest over loads`,
+      '×',
+      ofBest(CONTROL),
+    ),
   ];
 }
 
@@ -115,7 +120,7 @@ export function details(
 ): string {
   const lines = [
     "Debian's `llama-server` (llama.cpp 0.7.0, `-np 4 -c 8192 -t 1`, the random-weight `micro` model",
-    'of `npm run engines:setup`) on CPU 1 behind three frontends on CPU 0, one per policy (each with',
+    'of `npm run engines:setup`) on CPU 1 behind four frontends on CPU 0, one per policy (each with',
     'its own TTFT model), each with the in-process bridge (`--engine-target llamacpp=…`). Each request:',
     `a ${run.shape.promptWords}-word prompt, ${run.shape.maxTokens} tokens streamed (\`ignore_eos\`), sent open loop from the bench's`,
     `own process (Poisson arrivals, the same for every policy). *Capacity*: ${fmt(run.capacity, 2)} req/s, the`,
@@ -127,12 +132,14 @@ export function details(
     'objective*: requests/s, counted by arrival, whose first token met the objective. Policies',
     `interleaved, ${run.rounds} round(s); medians, the spread over rounds in brackets.`,
     '',
-    `Policies: ${POLICIES.map((p) => `**${p}** \`${policyFlags(p)}\``).join('; ')}.`,
+    `Policies: ${POLICIES.map((p) => `**${p}** \`${policyFlags(p)}\``).join('; ')}. **${CONTROL}**: an`,
+    'A/A control, the static policy on a fourth frontend, run in the same rounds and left out of',
+    '"the best": what the figures give it is what they give a policy identical to one of the three.',
     '',
   ];
   for (const load of run.loads) {
     lines.push(`**${load}× capacity** (${fmt(load * run.capacity, 2)} req/s offered)`, '', ...HEAD);
-    for (const p of POLICIES)
+    for (const p of SUBJECTS)
       lines.push(
         row(
           p,

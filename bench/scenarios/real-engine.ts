@@ -1,8 +1,9 @@
 /**
  * The real engine as the yardstick: one Debian llama-server (4 slots, the micro model of
- * `npm run engines:setup`) on CPU 1 behind three frontends on CPU 0, one per policy, each with
+ * `npm run engines:setup`) on CPU 1 behind four frontends on CPU 0, one per policy, each with
  * its in-process bridge and its own TTFT model; offered 0.5x to 4x the engine's measured capacity
- * with shedding off, static thresholds and a TTFT objective, the policies interleaved.
+ * with shedding off, static thresholds, a TTFT objective and the static policy again (an A/A
+ * control, CONTROL), interleaved.
  *
  * Port of the `engine` branch's scenario 12 to the scenario API (bench/lib/scenario.ts): this
  * file and real-engine-report.ts replace s12-real-engine.ts, -report.ts and -plots.ts (plots are
@@ -17,7 +18,7 @@ import { Plan, Scenario, ScenarioResult } from '../lib/scenario';
 import { startFrontend, Started } from '../lib/sluice';
 import { fmt, pct, rotate, uniqueNamespace, waitFor } from '../lib/util';
 import { closedLoopRate, PointResult, RequestShape, runPoint, unloaded } from './real-engine-load';
-import { POLICIES, Policy, policyBody, SETTINGS } from './real-engine-policies';
+import { Policy, policyBody, SETTINGS, SUBJECTS } from './real-engine-policies';
 import { plots } from './real-engine-plots';
 import { details, figures, Point, Run } from './real-engine-report';
 
@@ -29,7 +30,7 @@ const ADMIN = { name: 'bench', token: 'real-engine-admin' };
 export const realEngineScenario: Scenario = {
   id: 'real-engine',
   title: 'Real engine: llama.cpp server under overload',
-  plan: (quick) => (quick ? { rounds: 1, seconds: 42 } : { rounds: 2, seconds: 660 }),
+  plan: (quick) => (quick ? { rounds: 1, seconds: 55 } : { rounds: 2, seconds: 850 }),
   async run(ctx: BenchContext, plan: Plan): Promise<ScenarioResult> {
     const why = realEngineUnavailable();
     if (why) throw new Error(`the real llama.cpp server cannot run here: ${why}`);
@@ -46,13 +47,13 @@ export const realEngineScenario: Scenario = {
             ...['--engine-target', `llamacpp=llama=${llama.url}`],
           ],
         });
-      const started = await Promise.all(POLICIES.map(start));
-      const fe = Object.fromEntries(POLICIES.map((p, i) => [p, started[i]])) as Record<
-        (typeof POLICIES)[number],
+      const started = await Promise.all(SUBJECTS.map(start));
+      const fe = Object.fromEntries(SUBJECTS.map((p, i) => [p, started[i]])) as Record<
+        (typeof SUBJECTS)[number],
         Started
       >;
       for (const f of started) await engineKnown(f);
-      const processes = POLICIES.map((p) => describeProcess(`frontend, ${p}`, fe[p].proc.pid));
+      const processes = SUBJECTS.map((p) => describeProcess(`frontend, ${p}`, fe[p].proc.pid));
       requireLikeForLike(processes);
 
       const alone = await unloaded(fe.off.url, SHAPE, ctx.quick ? 3 : 10);
@@ -105,7 +106,7 @@ export const realEngineScenario: Scenario = {
       const points: Point[] = [];
       for (let round = 0; round < plan.rounds; round++) {
         for (const [li, load] of run.loads.entries()) {
-          for (const policy of rotate(POLICIES, round + li)) {
+          for (const policy of rotate(SUBJECTS, round + li)) {
             const r = await point(fe[policy], policy, load, round * 100 + li);
             points.push({ ...r, policy, load, round });
           }
