@@ -42,10 +42,12 @@ interface Values {
  * busy when every slot is taken (any decode threshold from (slots - 1) / slots up to 1) or a
  * request waits for one.
  */
+const STATIC: Values = { decode: 0.9, waiting: 0 };
 const VALUES: Record<Exclude<Policy, 'off'>, Values> = {
-  static: { decode: 0.9, waiting: 0 },
-  objective: { decode: 0.9, waiting: 0, objective: true },
-  [CONTROL]: { decode: 0.9, waiting: 0 },
+  static: STATIC,
+  objective: { ...STATIC, objective: true },
+  // The A/A control is the static policy itself, so the two cannot drift apart.
+  [CONTROL]: STATIC,
   'decode 0.7 + waiting 0': { decode: 0.7, waiting: 0 },
   'decode 0.9 + waiting 0': { decode: 0.9, waiting: 0 },
   'decode 0.9': { decode: 0.9 },

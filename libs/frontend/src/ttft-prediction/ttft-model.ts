@@ -196,10 +196,7 @@ export class TtftModel {
   private update(u: number, k: number, y: number): void {
     if (this.n >= N) {
       const predicted = this.predict(u, k);
-      const clip = Math.max(
-        INNOVATION_CLIP * Math.max(predicted, CLIP_FLOOR_MS),
-        NOISE_MULTIPLE * this.noise,
-      );
+      const clip = Math.max(INNOVATION_CLIP * Math.max(predicted, CLIP_FLOOR_MS), this.noiseBand);
       y = Math.max(predicted - clip, Math.min(predicted + clip, y));
       this.noise = FORGETTING * this.noise + (1 - FORGETTING) * Math.abs(y - predicted);
     }
@@ -312,8 +309,13 @@ export class TtftModel {
     const predicted = this.predict(u, k);
     if (predicted <= 0) return 0;
     const miss = y - predicted;
-    const tolerance = Math.max(SHIFT_TOLERANCE * predicted, NOISE_MULTIPLE * this.noise);
+    const tolerance = Math.max(SHIFT_TOLERANCE * predicted, this.noiseBand);
     return Math.abs(miss) > tolerance ? Math.sign(miss) : 0;
+  }
+
+  /** A miss within this (ms) is the worker's noise (NOISE_MULTIPLE). */
+  private get noiseBand(): number {
+    return NOISE_MULTIPLE * this.noise;
   }
 
   /** The held run's observations, applied as ordinary updates; the run ends. */
