@@ -1,5 +1,5 @@
 /**
- * Scenario 12's load: open-loop arrivals of streamed completions against one frontend in front
+ * The real-engine scenario's load: open-loop arrivals of streamed completions against one frontend in front
  * of the real llama-server, and what they met. In-process on the bench's own core: at tens of
  * requests a second a fetch costs nothing beside the engine.
  */

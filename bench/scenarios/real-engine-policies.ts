@@ -1,5 +1,5 @@
 /**
- * Scenario 12's admission settings, each one per-model `/busy_threshold` write (docs/api.md) on
+ * The real-engine scenario's admission settings, each one per-model `/busy_threshold` write (docs/api.md) on
  * the frontend that runs it.
  */
 
