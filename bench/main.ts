@@ -2,6 +2,7 @@
  * `npm run bench [-- --quick] [-- --only a,b] [-- --node-flags "FLAGS"] [-- --out FILE]`: runs the
  * scenarios of bench/scenarios/index.ts on this machine and writes docs/benchmarks.md.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -55,6 +56,8 @@ function fail(message: string): never {
 }
 
 const started = Date.now();
+/** What is measured: the checkout as the run begins (the sources may change while it runs). */
+const code = codeVersion();
 const log = (msg: string): void =>
   console.log(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${msg}`);
 
@@ -164,6 +167,7 @@ function writeReport(args: Args, ctx: BenchContext, outcomes: ScenarioOutcome[])
   const md = renderReport(
     {
       command: `npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`,
+      code,
       startedAt: new Date(started),
       runtimeS: (Date.now() - started) / 1000,
       machine: machineInfo(),
@@ -192,3 +196,14 @@ main().catch(async (err) => {
   await stopEverything();
   process.exit(1);
 });
+
+/** `git describe --always --dirty` of the checkout, e.g. `c812c82` or `c812c82-dirty`. */
+function codeVersion(): string {
+  try {
+    return execFileSync('git', ['describe', '--always', '--dirty'], { cwd: ROOT, encoding: 'utf8' })
+      .trim()
+      .replace(/-dirty$/, ' (with uncommitted changes)');
+  } catch {
+    return 'unknown (not a git checkout)';
+  }
+}

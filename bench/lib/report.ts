@@ -5,6 +5,8 @@ import { fmt, median } from './util';
 
 export interface RunInfo {
   command: string;
+  /** The code measured: `git describe --always --dirty` when the run began. */
+  code: string;
   startedAt: Date;
   runtimeS: number;
   machine: MachineInfo;
@@ -76,6 +78,7 @@ export function renderReport(run: RunInfo, outcomes: ScenarioOutcome[]): string 
     '<!-- Written by `npm run bench` (bench/main.ts). Do not edit: run it again. -->',
     '',
     `- **Command:** \`${run.command}\`${run.quick ? ' (quick: shorter rounds, not figures of record)' : ''}`,
+    `- **Code:** ${run.code}`,
     `- **Date:** ${run.startedAt.toISOString()}; the run took ${fmt(run.runtimeS / 60, 1)} min`,
     `- **Machine:** ${m.cpuModel}, ${m.cores} cores, ${m.memoryGiB} GiB RAM, Linux ${m.kernel}, Node ${m.node}`,
     `- **Node flags of every server started:** ${run.nodeFlags.length ? `\`${run.nodeFlags.join(' ')}\`` : "none (Node's defaults)"}`,
