@@ -13,7 +13,7 @@ export interface RequestShape {
   readonly maxTokens: number;
 }
 
-export interface PointSpec extends RequestShape {
+export interface SliceSpec extends RequestShape {
   readonly url: string;
   readonly rate: number;
   readonly durationS: number;
@@ -26,6 +26,23 @@ export interface PointSpec extends RequestShape {
   readonly llama: LlamaServer;
 }
 
+/** What one slice of load met: counts and raw samples, pooled with other slices by `pool`. */
+export interface Slice {
+  readonly arrivals: number;
+  readonly admitted: number;
+  readonly refused: number;
+  readonly failed: number;
+  /** Arrivals in the window whose first token met the objective. */
+  readonly met: number;
+  readonly windowS: number;
+  /** Time to first token of each admitted request (see `PointResult.ttftP50`). */
+  readonly ttfts: readonly number[];
+  /** Slots processing, sampled in the window. */
+  readonly busy: readonly number[];
+  readonly deferredMax: number;
+}
+
+/** A policy's figures at one load: its slices pooled. */
 export interface PointResult {
   readonly arrivals: number;
   readonly admitted: number;
@@ -43,6 +60,24 @@ export interface PointResult {
   /** Mean slots processing and most requests deferred in the engine, sampled in the window. */
   readonly slotsBusy: number;
   readonly deferredMax: number;
+}
+
+/** Slices pooled: counts and samples added up, goodput over their windows together. */
+export function pool(slices: readonly Slice[]): PointResult {
+  const sum = (f: (x: Slice) => number) => slices.reduce((a, x) => a + f(x), 0);
+  const ttfts = slices.flatMap((x) => x.ttfts);
+  const windowS = sum((x) => x.windowS);
+  return {
+    arrivals: sum((x) => x.arrivals),
+    admitted: sum((x) => x.admitted),
+    refused: sum((x) => x.refused),
+    failed: sum((x) => x.failed),
+    goodput: windowS > 0 ? sum((x) => x.met) / windowS : NaN,
+    ttftP50: percentile(ttfts, 0.5),
+    ttftP99: percentile(ttfts, 0.99),
+    slotsBusy: mean(slices.flatMap((x) => x.busy)) ?? 0,
+    deferredMax: Math.max(0, ...slices.map((x) => x.deferredMax)),
+  };
 }
 
 /** Poisson arrival times (seconds) at `rate` over `durationS`, the same for the same seed. */
@@ -77,11 +112,11 @@ function sampleEngine(llama: LlamaServer, fromMs: number, toMs: number) {
   return async () => {
     stopped = true;
     await loop;
-    return { slotsBusy: mean(busy) ?? 0, deferredMax };
+    return { busy, deferredMax };
   };
 }
 
-export async function runPoint(s: PointSpec): Promise<PointResult> {
+export async function runSlice(s: SliceSpec): Promise<Slice> {
   const times = arrivals(s.rate, s.durationS, s.seed);
   const giveUp = new AbortController();
   const stopSampling = sampleEngine(s.llama, s.warmupS * 1000, s.durationS * 1000);
@@ -96,20 +131,17 @@ export async function runPoint(s: PointSpec): Promise<PointResult> {
   const outcomes = await Promise.all(sent);
   clearTimeout(timer);
   const engine = await stopSampling();
-  const windowS = s.durationS - s.warmupS;
   const measured = outcomes.filter((_, i) => times[i] >= s.warmupS);
   const admitted = measured.filter((o) => o.status !== 503 && o.status !== 429);
-  const ttfts = admitted.map((o) => o.ttftMs ?? o.totalMs);
-  const met = admitted.filter((o) => o.ttftMs !== null && o.ttftMs <= s.objectiveMs).length;
   const gaveUp = (o: CompletionOutcome) => o.error !== null && giveUp.signal.aborted;
   return {
     arrivals: measured.length,
     admitted: admitted.length,
     refused: measured.length - admitted.length,
     failed: admitted.filter((o) => !gaveUp(o) && (o.status !== 200 || o.error !== null)).length,
-    goodput: met / windowS,
-    ttftP50: percentile(ttfts, 0.5),
-    ttftP99: percentile(ttfts, 0.99),
+    met: admitted.filter((o) => o.ttftMs !== null && o.ttftMs <= s.objectiveMs).length,
+    windowS: s.durationS - s.warmupS,
+    ttfts: admitted.map((o) => o.ttftMs ?? o.totalMs),
     ...engine,
   };
 }

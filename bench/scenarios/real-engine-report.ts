@@ -11,6 +11,8 @@ export interface Run {
   objectiveMs: number;
   loads: number[];
   rounds: number;
+  /** Slices of each point, interleaved with the other policies' (`passes` passes). */
+  passes: number;
   durationS: number;
   warmupS: number;
   drainS: number;
@@ -139,11 +141,13 @@ export function details(
     `own process (Poisson arrivals, the same for every policy). *Capacity*: ${fmt(run.capacity, 2)} req/s, the`,
     'completions/s of 8 closed-loop clients through the frontend without shedding; alone a request',
     `had its first token after ${fmt(run.alone.ttftMs, 0)} ms and its answer after ${fmt(run.alone.totalMs, 0)} ms. *Objective*: 3 × that`,
-    `first token + a quarter of that answer = **${run.objectiveMs} ms**. Each point sends for ${run.durationS} s on an idle engine; its`,
-    `figures are of the arrivals in [${run.warmupS} s, ${run.durationS} s); answers are awaited ${run.drainS} s after the last arrival, and a`,
-    'request still without a first token then counts with the time it had waited. *Within the',
-    'objective*: requests/s, counted by arrival, whose first token met the objective. Policies',
-    `interleaved, ${run.rounds} round(s); medians, the spread over rounds in brackets.`,
+    `first token + a quarter of that answer = **${run.objectiveMs} ms**. A policy's point at a load is`,
+    `${run.passes} slice(s) pooled: each sends for ${run.durationS} s on an idle engine and counts the arrivals in`,
+    `[${run.warmupS} s, ${run.durationS} s); answers are awaited ${run.drainS} s after its last arrival, and a request still`,
+    'without a first token then counts with the time it had waited. A pass runs one slice of each',
+    'policy in turn (the same arrivals for each), so a spell of slow machine falls on all of them.',
+    '*Within the objective*: requests/s, counted by arrival, whose first token met the objective.',
+    `${run.rounds} round(s); medians, the spread over rounds in brackets.`,
     '',
     `Policies: ${POLICIES.map((p) => `**${p}** \`${policyFlags(p)}\``).join('; ')}. **${CONTROL}**: an`,
     'A/A control, the static policy on a fourth frontend, run in the same rounds and left out of',
@@ -170,7 +174,7 @@ export function details(
   }
   if (settings.size > 0) {
     lines.push(
-      "**Settings at 4× capacity**, one point each before the rounds, in this order on the static policy's frontend: which thresholds keep the 4 slots busy and the wait short.",
+      "**Settings at 4× capacity**, before the rounds, their slices interleaved on the static policy's frontend: which thresholds keep the 4 slots busy and the wait short.",
       '',
       ...HEAD,
     );
