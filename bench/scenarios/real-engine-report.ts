@@ -36,7 +36,7 @@ const perRound = (run: Run, f: (round: number) => number): number[] =>
  * objective summed over the rounds. Picking the best afresh in each round would divide by the
  * luckiest of three noisy values, and a policy equal to the best would score below 1.
  */
-function bestAt(points: Point[], run: Run, load: number): Policy {
+function bestAt(points: Point[], load: number): Policy {
   const total = (p: Policy) =>
     points.filter((x) => x.policy === p && x.load === load).reduce((a, x) => a + x.goodput, 0);
   return POLICIES.reduce((best: Policy, p) => (total(p) > total(best) ? p : best), POLICIES[0]);
@@ -44,7 +44,7 @@ function bestAt(points: Point[], run: Run, load: number): Policy {
 
 export function figures(points: Point[], run: Run): ScenarioResult['figures'] {
   const top = Math.max(...run.loads);
-  const best = new Map(run.loads.map((load) => [load, bestAt(points, run, load)]));
+  const best = new Map(run.loads.map((load) => [load, bestAt(points, load)]));
   /** Per round: the lowest over loads of the policy's goodput ÷ the load's best's, same round. */
   const ofBest = (policy: Policy) =>
     perRound(run, (round) =>
@@ -157,7 +157,7 @@ export function details(
     '',
   ];
   for (const load of run.loads) {
-    const best = bestAt(points, run, load);
+    const best = bestAt(points, load);
     lines.push(
       `**${load}× capacity** (${fmt(load * run.capacity, 2)} req/s offered; the best: ${best})`,
       '',
