@@ -36,15 +36,20 @@ const perRound = (run: Run, f: (round: number) => number): number[] =>
  * objective summed over the rounds. Picking the best afresh in each round would divide by the
  * luckiest of three noisy values, and a policy equal to the best would score below 1.
  */
-function bestAt(points: Point[], load: number): Policy {
-  const total = (p: Policy) =>
+function bestByLoad(points: Point[], run: Run): Map<number, Policy> {
+  const total = (p: Policy, load: number) =>
     points.filter((x) => x.policy === p && x.load === load).reduce((a, x) => a + x.goodput, 0);
-  return POLICIES.reduce((best: Policy, p) => (total(p) > total(best) ? p : best), POLICIES[0]);
+  return new Map(
+    run.loads.map((load) => [
+      load,
+      POLICIES.reduce((b: Policy, p) => (total(p, load) > total(b, load) ? p : b), POLICIES[0]),
+    ]),
+  );
 }
 
 export function figures(points: Point[], run: Run): ScenarioResult['figures'] {
   const top = Math.max(...run.loads);
-  const best = new Map(run.loads.map((load) => [load, bestAt(points, load)]));
+  const best = bestByLoad(points, run);
   /** Per round: the lowest over loads of the policy's goodput ÷ the load's best's, same round. */
   const ofBest = (policy: Policy) =>
     perRound(run, (round) =>
@@ -156,10 +161,10 @@ export function details(
     "all rounds, chosen once; a round's ratio divides by that policy's value in the same round.",
     '',
   ];
+  const best = bestByLoad(points, run);
   for (const load of run.loads) {
-    const best = bestAt(points, load);
     lines.push(
-      `**${load}× capacity** (${fmt(load * run.capacity, 2)} req/s offered; the best: ${best})`,
+      `**${load}× capacity** (${fmt(load * run.capacity, 2)} req/s offered; the best: ${best.get(load)})`,
       '',
       ...HEAD,
     );
