@@ -1,6 +1,7 @@
 import { kvReport, startFrontend, uniqueNamespace } from '@sluice/testkit';
 import { MODEL } from './support/bus';
 import { useSystem } from './support/fixtures';
+import { keepUnread } from './support/http';
 import { FrontendProcess, NATS_URL, waitFor } from './support/processes';
 
 /** Generous: a busy 2-core machine can be slow to apply a report; speed belongs to the bench. */
@@ -134,6 +135,7 @@ describe('reservations shared between frontend replicas', () => {
       signal: c.signal,
     }).then(
       async (res) => {
+        keepUnread(res, c.signal);
         if (res.status === 503) refused = true;
         else if (res.status !== 200) throw new Error(`unexpected status ${res.status}`);
         if (res.status !== 200) await res.text();

@@ -2,7 +2,7 @@ import { kvReport } from '@sluice/testkit';
 import { MODEL } from './support/bus';
 import { FakeWorker } from './support/fake-worker';
 import { useSystem } from './support/fixtures';
-import { post } from './support/http';
+import { keepUnread, post } from './support/http';
 import { waitFor } from './support/processes';
 
 /** Generous: a busy 2-core machine can be slow to apply a report; speed belongs to the bench. */
@@ -127,6 +127,7 @@ describe('reservations between load reports', () => {
         signal: c.signal,
       }).then(
         async (res) => {
+          keepUnread(res, c.signal);
           statuses.push(res.status);
           if (res.status === 200) answered++;
           else await res.text();

@@ -85,7 +85,7 @@ describe('the router queue shares a busy worker between tenants by weight', () =
         `${i + 1} queued`,
         WAIT_MS,
       ).catch((err: Error) => {
-        // Which request was answered instead of queued, and how (a flake seen once in npm test).
+        // Which request was answered instead of queued, and how.
         throw new Error(`${err.message}; answered so far: [${done.join(', ')}]`);
       });
     }

@@ -48,10 +48,15 @@ export function chat(base: string, extra: Record<string, unknown> = {}): Promise
 
 /**
  * Opens a streamed chat completion of `maxTokens` tokens; read its body to follow it, abort
- * `signal` to give it up.
+ * `signal` to give it up (with a `signal`, the stream may be left unread until then: see
+ * `keepUnread`).
  */
-export function openStream(base: string, maxTokens = 200, signal?: AbortSignal): Promise<Response> {
-  return fetch(`${base}/v1/chat/completions`, {
+export async function openStream(
+  base: string,
+  maxTokens = 200,
+  signal?: AbortSignal,
+): Promise<Response> {
+  const res = await fetch(`${base}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
@@ -62,6 +67,23 @@ export function openStream(base: string, maxTokens = 200, signal?: AbortSignal):
     }),
     signal,
   });
+  return signal ? keepUnread(res, signal) : res;
+}
+
+/** Responses a test holds open unread, until their signal aborts. */
+const unread = new Set<Response>();
+
+/**
+ * Keeps `res` referenced until `signal` aborts, for a stream a test leaves unread to hold a
+ * worker. undici cancels the body of a fetch Response collected while unread (nodejs/undici#3199):
+ * a garbage collection in the test process would end the stream, and free the worker, at a time
+ * no test chooses.
+ */
+export function keepUnread(res: Response, signal: AbortSignal): Response {
+  if (signal.aborted) return res;
+  unread.add(res);
+  signal.addEventListener('abort', () => unread.delete(res), { once: true });
+  return res;
 }
 
 /** Reads one sample from Prometheus text; labels must match exactly the ones given. */
