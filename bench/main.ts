@@ -197,7 +197,10 @@ main().catch(async (err) => {
   process.exit(1);
 });
 
-/** `git describe --always --dirty` of the checkout: `c812c82`, or `c812c82 (with uncommitted changes)`. */
+/**
+ * `git describe --always --dirty` of the checkout: `c812c82`, or `c812c82 (with uncommitted
+ * changes)`.
+ */
 function codeVersion(): string {
   try {
     return execFileSync('git', ['describe', '--always', '--dirty'], { cwd: ROOT, encoding: 'utf8' })

@@ -1,7 +1,7 @@
 /**
- * The real-engine scenario's load: open-loop arrivals of streamed completions against one frontend in front
- * of the real llama-server, and what they met. In-process on the bench's own core: at tens of
- * requests a second a fetch costs nothing beside the engine.
+ * The real-engine scenario's load: open-loop arrivals of streamed completions against one
+ * frontend in front of the real llama-server, and what they met. In-process on the bench's own
+ * core: at tens of requests a second a fetch costs nothing beside the engine.
  */
 import { CompletionOutcome, LlamaServer, sleep, streamCompletion } from '@sluice/testkit';
 import { seededRandom } from '../../apps/loadgen/src/prompt.builder';

@@ -1,6 +1,6 @@
 /**
- * The real-engine scenario's admission settings, each one per-model `/busy_threshold` write (docs/api.md) on
- * the frontend that runs it.
+ * The real-engine scenario's admission settings, each one per-model `/busy_threshold` write
+ * (docs/api.md) on the frontend that runs it.
  */
 
 /** The three compared at every load: shedding off, static thresholds, TTFT objective. */
